@@ -1,0 +1,199 @@
+package redirect
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Options are how Apply and Cleanup reach the system.
+type Options struct {
+	// Runner runs the iptables binaries. Default ExecRunner.
+	Runner Runner
+	// Logger receives one line per decision. Default discards.
+	Logger *slog.Logger
+	// ProcNet is where the kernel lists the namespace's IPv6 addresses
+	// (if_inet6) and legacy iptables tables (ip_tables_names). Default /proc/net.
+	ProcNet string
+}
+
+func (o *Options) setDefaults() {
+	if o.Runner == nil {
+		o.Runner = ExecRunner{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.ProcNet == "" {
+		o.ProcNet = "/proc/net"
+	}
+}
+
+// Apply makes the current network namespace's nat tables hold exactly the
+// plan's rules, replacing any earlier meshinit rules and leaving everything
+// else alone. Each family's table is replaced in one iptables-restore
+// transaction and then read back; if anything fails, meshinit's rules are
+// removed from both families, so the pod never runs with half a ruleset.
+// Applying the same plan again is a no-op.
+func Apply(ctx context.Context, plan Plan, opts Options) error {
+	opts.setDefaults()
+	log := opts.Logger
+	if err := plan.Config.Validate(); err != nil {
+		return err
+	}
+	det, err := detectBackend(ctx, opts.Runner, opts.ProcNet, plan.Config.IptablesMode)
+	if err != nil {
+		return err
+	}
+	log.Info("iptables backend chosen", "backend", det.mode, "reason", det.reason)
+	if det.otherRules > 0 && plan.Config.IptablesMode != IptablesAuto {
+		log.Warn("the other iptables backend also holds rules; both apply to packets, which is confusing to debug",
+			"other", otherMode(det.mode), "rules", det.otherRules)
+	}
+
+	families := []Ruleset{plan.IPv4}
+	if use, why := useIPv6(plan.Config.IPv6, filepath.Join(opts.ProcNet, "if_inet6")); use && plan.IPv6 != nil {
+		log.Info("IPv6 rules will be applied", "reason", why)
+		families = append(families, *plan.IPv6)
+	} else {
+		log.Info("IPv6 rules skipped", "reason", why)
+	}
+
+	for i, rs := range families {
+		b := backend{det.mode, rs.Family}
+		var state *tableState
+		if i == 0 {
+			state = &det.state
+		}
+		if err := applyRuleset(ctx, opts.Runner, b, state, rs); err != nil {
+			if cerr := cleanupMode(ctx, opts, det.mode); cerr != nil {
+				err = fmt.Errorf("%w; removing the rules already applied also failed: %w", err, cerr)
+			} else {
+				log.Info("rolled back: no meshinit rules left after the failure")
+			}
+			return err
+		}
+		log.Info("rules in place", "backend", b.String(), "chains", len(rs.Chains), "rules", len(rs.Rules))
+	}
+	return nil
+}
+
+// applyRuleset replaces meshinit's rules in one family's nat table and checks
+// the result. state is the table as read before, or nil to read it now.
+func applyRuleset(ctx context.Context, run Runner, b backend, state *tableState, rs Ruleset) error {
+	if state == nil {
+		st, err := readNat(ctx, run, b)
+		if err != nil {
+			return err
+		}
+		state = &st
+	}
+	if err := restore(ctx, run, b, restoreScript(*state, rs)); err != nil {
+		return err
+	}
+	after, err := readNat(ctx, run, b)
+	if err != nil {
+		return err
+	}
+	if !after.matches(rs) {
+		return fmt.Errorf("%s backend: after iptables-restore the nat table does not hold the planned rules; found:\n%s", b, strings.Join(after.lines, "\n"))
+	}
+	return nil
+}
+
+func readNat(ctx context.Context, run Runner, b backend) (tableState, error) {
+	out, err := run.Run(ctx, nil, b.save(), "-t", "nat")
+	if err != nil {
+		return tableState{}, backendError(b, err)
+	}
+	return parseSave(string(out)), nil
+}
+
+func restore(ctx context.Context, run Runner, b backend, script string) error {
+	if _, err := run.Run(ctx, []byte(script), b.restore(), "--noflush", "--wait"); err != nil {
+		return backendError(b, fmt.Errorf("restoring the nat table: %w", err))
+	}
+	return nil
+}
+
+// Cleanup removes meshinit's chains and the jumps into them from both
+// backends and both families, and nothing else.
+func Cleanup(ctx context.Context, opts Options) error {
+	opts.setDefaults()
+	var errs []error
+	for _, m := range []IptablesMode{IptablesNFT, IptablesLegacy} {
+		errs = append(errs, cleanupMode(ctx, opts, m))
+	}
+	return joinErrors(errs)
+}
+
+// cleanupMode removes meshinit's rules from one backend's two families.
+// A family whose binary is missing or whose nat table cannot be read holds
+// no meshinit rules, so it is skipped.
+func cleanupMode(ctx context.Context, opts Options, mode IptablesMode) error {
+	var errs []error
+	run, log := opts.Runner, opts.Logger
+	for _, f := range []Family{IPv4, IPv6} {
+		b := backend{mode, f}
+		if !b.mayHoldNat(opts.ProcNet) {
+			continue
+		}
+		st, err := readNat(ctx, run, b)
+		if err != nil {
+			log.Debug("skipping cleanup", "backend", b.String(), "reason", err)
+			continue
+		}
+		if len(st.chains) == 0 && len(st.jumps) == 0 {
+			continue
+		}
+		if err := restore(ctx, run, b, restoreScript(st, Ruleset{Family: f})); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		log.Info("removed meshinit rules", "backend", b.String(), "chains", len(st.chains), "jumps", len(st.jumps))
+	}
+	return joinErrors(errs)
+}
+
+// useIPv6 resolves the IPv6 mode; auto means "the pod has a global IPv6
+// address", read from /proc/net/if_inet6.
+func useIPv6(mode IPv6Mode, ifInet6Path string) (bool, string) {
+	switch mode {
+	case IPv6On:
+		return true, "--ipv6=on"
+	case IPv6Off:
+		return false, "--ipv6=off"
+	}
+	f, err := os.Open(ifInet6Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, "IPv6 is disabled in this kernel"
+	}
+	if err != nil {
+		return false, "cannot read " + ifInet6Path + ": " + err.Error()
+	}
+	defer f.Close()
+	if iface, ok := globalIPv6Interface(f); ok {
+		return true, "interface " + iface + " has a global IPv6 address"
+	}
+	return false, "no interface has a global IPv6 address"
+}
+
+// globalIPv6Interface scans /proc/net/if_inet6 lines
+// ("addr ifindex prefixlen scope flags name") for a global-scope (00) address
+// on an interface other than lo.
+func globalIPv6Interface(r io.Reader) (string, bool) {
+	s := bufio.NewScanner(r)
+	for s.Scan() {
+		f := strings.Fields(s.Text())
+		if len(f) == 6 && f[3] == "00" && f[5] != "lo" {
+			return f[5], true
+		}
+	}
+	return "", false
+}

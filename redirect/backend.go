@@ -1,0 +1,161 @@
+package redirect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// backend is one iptables implementation for one family, named by the
+// binaries xtables-nft-multi and xtables-legacy-multi provide. meshinit always
+// calls them by these explicit names, never through the "iptables"
+// alternatives link, so the backend in use is the one it chose.
+type backend struct {
+	mode   IptablesMode // IptablesLegacy or IptablesNFT
+	family Family
+}
+
+func (b backend) binary() string {
+	name := "iptables"
+	if b.family == IPv6 {
+		name = "ip6tables"
+	}
+	return name + "-" + string(b.mode)
+}
+
+func (b backend) save() string    { return b.binary() + "-save" }
+func (b backend) restore() string { return b.binary() + "-restore" }
+
+func (b backend) String() string { return fmt.Sprintf("%s %s", b.mode, b.family) }
+
+// detection is what reading both backends' IPv4 tables found.
+type detection struct {
+	mode   IptablesMode
+	reason string
+	// state is the chosen backend's IPv4 state, reused by Apply.
+	state tableState
+	// other is the backend not chosen and whether it holds rules.
+	otherRules int
+}
+
+// detectBackend reads both backends' IPv4 tables concurrently and picks one:
+// the requested mode if set, else the one holding rules (kube-proxy, CNI or a
+// previous meshinit run put them there, and mixing backends in one pod
+// confuses everyone), else nft.
+func detectBackend(ctx context.Context, run Runner, procNet string, requested IptablesMode) (detection, error) {
+	modes := []IptablesMode{IptablesNFT, IptablesLegacy}
+	type read struct {
+		state tableState
+		err   error
+	}
+	reads := make([]read, len(modes))
+	var wg sync.WaitGroup
+	for i, m := range modes {
+		b := backend{m, IPv4}
+		if m == IptablesLegacy && requested != IptablesLegacy && len(legacyTables(procNet, IPv4)) == 0 {
+			continue // no legacy table exists in this namespace: it holds no rules
+		}
+		wg.Go(func() {
+			out, err := run.Run(ctx, nil, b.save())
+			reads[i] = read{parseSave(string(out)), err}
+		})
+	}
+	wg.Wait()
+	nft, legacy := reads[0], reads[1]
+
+	switch requested {
+	case IptablesNFT, IptablesLegacy:
+		chosen, other := nft, legacy
+		if requested == IptablesLegacy {
+			chosen, other = legacy, nft
+		}
+		if chosen.err != nil {
+			return detection{}, backendError(backend{requested, IPv4}, chosen.err)
+		}
+		d := detection{mode: requested, reason: "--iptables-mode=" + string(requested), state: chosen.state}
+		if other.err == nil {
+			d.otherRules = other.state.ruleCount
+		}
+		return d, nil
+	}
+	switch {
+	case nft.err != nil && legacy.err != nil:
+		return detection{}, fmt.Errorf("no usable iptables: %w; %w", backendError(backend{IptablesNFT, IPv4}, nft.err), backendError(backend{IptablesLegacy, IPv4}, legacy.err))
+	case nft.err != nil:
+		return detection{mode: IptablesLegacy, reason: "the nft backend is unusable: " + nft.err.Error(), state: legacy.state}, nil
+	case legacy.err != nil:
+		return detection{mode: IptablesNFT, reason: "the legacy backend is unusable, nft is the default", state: nft.state}, nil
+	case legacy.state.ruleCount > nft.state.ruleCount:
+		return detection{mode: IptablesLegacy, reason: fmt.Sprintf("legacy tables hold %d rules, nft %d", legacy.state.ruleCount, nft.state.ruleCount), state: legacy.state, otherRules: nft.state.ruleCount}, nil
+	case nft.state.ruleCount > 0:
+		return detection{mode: IptablesNFT, reason: fmt.Sprintf("nft tables hold %d rules, legacy %d", nft.state.ruleCount, legacy.state.ruleCount), state: nft.state, otherRules: legacy.state.ruleCount}, nil
+	default:
+		return detection{mode: IptablesNFT, reason: "neither backend holds rules, nft is the default", state: nft.state}, nil
+	}
+}
+
+// backendError turns a failed iptables run into an error that says what is
+// wrong and what to do about it.
+func backendError(b backend, err error) error {
+	var ce *CommandError
+	errors.As(err, &ce)
+	stderr := ""
+	if ce != nil {
+		stderr = ce.Stderr
+	}
+	switch {
+	case errors.Is(err, exec.ErrNotFound):
+		return fmt.Errorf("%s backend: %s not found on PATH: install iptables (it provides xtables-%s-multi), or choose the other backend with --iptables-mode: %w", b, b.binary(), b.mode, err)
+	case strings.Contains(stderr, "Permission denied") || strings.Contains(stderr, "Operation not permitted") || strings.Contains(stderr, "must be root"):
+		return fmt.Errorf("%s backend: not permitted to change iptables: the container needs the NET_ADMIN and NET_RAW capabilities and to run as UID 0: %w", b, err)
+	case strings.Contains(stderr, "Table does not exist") || strings.Contains(stderr, "can't initialize"):
+		return fmt.Errorf("%s backend: the nat table is not available: the node's kernel needs the %s module (or try --iptables-mode=%s): %w", b, natModule(b), otherMode(b.mode), err)
+	}
+	return fmt.Errorf("%s backend: %w", b, err)
+}
+
+func natModule(b backend) string {
+	if b.mode == IptablesNFT {
+		return "nft_chain_nat"
+	}
+	if b.family == IPv6 {
+		return "ip6table_nat"
+	}
+	return "iptable_nat"
+}
+
+func otherMode(m IptablesMode) IptablesMode {
+	if m == IptablesNFT {
+		return IptablesLegacy
+	}
+	return IptablesNFT
+}
+
+// legacyTables lists the legacy iptables tables that exist in this network
+// namespace. The kernel creates them on first use, and reading a table with
+// "iptables-legacy-save -t nat" creates it, so meshinit looks here first
+// instead of leaving empty legacy tables behind in every pod.
+// It returns nil when the list cannot be read (legacy modules not loaded).
+func legacyTables(procNet string, f Family) []string {
+	name := "ip_tables_names"
+	if f == IPv6 {
+		name = "ip6_tables_names"
+	}
+	data, err := os.ReadFile(filepath.Join(procNet, name))
+	if err != nil {
+		return nil
+	}
+	return append([]string{}, strings.Fields(string(data))...)
+}
+
+// mayHoldNat reports whether b's nat table may hold rules. It is false only
+// for a legacy backend whose nat table does not exist in this namespace.
+func (b backend) mayHoldNat(procNet string) bool {
+	return b.mode != IptablesLegacy || slices.Contains(legacyTables(procNet, b.family), "nat")
+}

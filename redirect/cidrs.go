@@ -1,0 +1,88 @@
+package redirect
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// CIDRList is a set of address prefixes as written in annotations and flags:
+// "*" (All), or comma-separated CIDRs ("10.0.0.0/8,fd00::/8"). A bare address
+// means a single host (/32 or /128). Whitespace and empty entries are ignored;
+// prefixes are masked, sorted and de-duplicated.
+type CIDRList struct {
+	All      bool
+	Prefixes []netip.Prefix
+}
+
+// AllCIDRs is the CIDRList "*".
+var AllCIDRs = CIDRList{All: true}
+
+// ParseCIDRList parses "*" or a comma-separated list of CIDRs.
+func ParseCIDRList(s string) (CIDRList, error) {
+	if strings.TrimSpace(s) == "*" {
+		return AllCIDRs, nil
+	}
+	var l CIDRList
+	for entry := range strings.SplitSeq(s, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		if entry == "*" {
+			return CIDRList{}, fmt.Errorf("%q: \"*\" must stand alone, not in a list", s)
+		}
+		p, err := parseCIDR(entry)
+		if err != nil {
+			return CIDRList{}, err
+		}
+		l.Prefixes = append(l.Prefixes, p)
+	}
+	slices.SortFunc(l.Prefixes, func(a, b netip.Prefix) int {
+		if c := a.Addr().Compare(b.Addr()); c != 0 {
+			return c
+		}
+		return a.Bits() - b.Bits()
+	})
+	l.Prefixes = slices.Compact(l.Prefixes)
+	return l, nil
+}
+
+func parseCIDR(entry string) (netip.Prefix, error) {
+	if !strings.Contains(entry, "/") {
+		a, err := netip.ParseAddr(entry)
+		if err != nil || a.Zone() != "" {
+			return netip.Prefix{}, fmt.Errorf("%q is not an IP address or CIDR (e.g. 10.0.0.0/8)", entry)
+		}
+		return netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()), nil
+	}
+	p, err := netip.ParsePrefix(entry)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q is not a CIDR (e.g. 10.0.0.0/8 or fd00::/8)", entry)
+	}
+	return p.Masked(), nil
+}
+
+// String renders the list in the form ParseCIDRList reads.
+func (l CIDRList) String() string {
+	if l.All {
+		return "*"
+	}
+	parts := make([]string, len(l.Prefixes))
+	for i, p := range l.Prefixes {
+		parts[i] = p.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+// family returns the prefixes of one IP family.
+func (l CIDRList) family(ipv6 bool) []netip.Prefix {
+	var out []netip.Prefix
+	for _, p := range l.Prefixes {
+		if p.Addr().Is6() == ipv6 {
+			out = append(out, p)
+		}
+	}
+	return out
+}

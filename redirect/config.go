@@ -1,0 +1,126 @@
+package redirect
+
+import "fmt"
+
+// IPv6Mode says whether the redirector programs ip6tables too.
+type IPv6Mode string
+
+const (
+	// IPv6Auto programs IPv6 when the pod has a global IPv6 address.
+	IPv6Auto IPv6Mode = "auto"
+	IPv6On   IPv6Mode = "on"
+	IPv6Off  IPv6Mode = "off"
+)
+
+// IptablesMode selects the iptables backend.
+type IptablesMode string
+
+const (
+	// IptablesAuto uses the backend whose tables already hold rules, else nft.
+	IptablesAuto   IptablesMode = "auto"
+	IptablesLegacy IptablesMode = "legacy"
+	IptablesNFT    IptablesMode = "nft"
+)
+
+// Config is every setting of one pod's redirect. The zero value is not
+// useful: start from [Defaults].
+type Config struct {
+	// OutboundProxyPort receives redirected outbound TCP. Default 15001.
+	OutboundProxyPort uint16
+	// InboundProxyPort receives redirected inbound TCP. Default 15006.
+	InboundProxyPort uint16
+	// ProxyUID and ProxyGID identify the proxy's own traffic, which is never
+	// redirected (it would loop). Default 1337 each.
+	ProxyUID uint32
+	ProxyGID uint32
+	// IncludeInboundPorts are the inbound ports captured. Default "*".
+	IncludeInboundPorts PortList
+	// ExcludeInboundPorts are never captured inbound, even under "*".
+	ExcludeInboundPorts PortList
+	// IgnoredInboundPorts are the proxy's own listeners (health, metrics),
+	// left alone inbound whatever the include list says.
+	// Default 15020,15021,15090.
+	IgnoredInboundPorts PortList
+	// ExcludeOutboundPorts are destination ports that bypass the proxy.
+	ExcludeOutboundPorts PortList
+	// IncludeOutboundCIDRs are the destinations captured. Default "*".
+	IncludeOutboundCIDRs CIDRList
+	// ExcludeOutboundCIDRs are destinations that bypass the proxy.
+	ExcludeOutboundCIDRs CIDRList
+	// IPv6 says whether to program ip6tables. Default auto.
+	IPv6 IPv6Mode
+	// IptablesMode selects the backend. Default auto.
+	IptablesMode IptablesMode
+}
+
+// Defaults returns the documented default Config.
+func Defaults() Config {
+	return Config{
+		OutboundProxyPort:    15001,
+		InboundProxyPort:     15006,
+		ProxyUID:             1337,
+		ProxyGID:             1337,
+		IncludeInboundPorts:  AllPorts,
+		IgnoredInboundPorts:  Ports(15020, 15021, 15090),
+		IncludeOutboundCIDRs: AllCIDRs,
+		IPv6:                 IPv6Auto,
+		IptablesMode:         IptablesAuto,
+	}
+}
+
+// Validate checks the settings together. Each problem is a *SettingError
+// naming the setting and its value; all problems are joined.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(key, value, format string, args ...any) {
+		errs = append(errs, &SettingError{Key: key, Value: value, Err: fmt.Errorf(format, args...)})
+	}
+	if c.OutboundProxyPort == 0 {
+		bad(keyOutboundProxyPort, "0", "must be a TCP port 1-65535")
+	}
+	if c.InboundProxyPort == 0 {
+		bad(keyInboundProxyPort, "0", "must be a TCP port 1-65535")
+	}
+	if c.InboundProxyPort != 0 && c.InboundProxyPort == c.OutboundProxyPort {
+		bad(keyInboundProxyPort, fmt.Sprint(c.InboundProxyPort), "must differ from the outbound proxy port")
+	}
+	for _, l := range []struct {
+		key  string
+		list PortList
+	}{
+		{keyExcludeInboundPorts, c.ExcludeInboundPorts},
+		{keyIgnoredInboundPorts, c.IgnoredInboundPorts},
+		{keyExcludeOutboundPorts, c.ExcludeOutboundPorts},
+	} {
+		if l.list.All {
+			bad(l.key, "*", "\"*\" is not allowed in an exclude list; list ports or ranges")
+		}
+	}
+	if r, ok := c.IncludeInboundPorts.overlap(c.ExcludeInboundPorts); ok {
+		bad(keyExcludeInboundPorts, c.ExcludeInboundPorts.String(),
+			"port %s is also in include-inbound-ports; a port is either included or excluded", r)
+	}
+	if c.ExcludeOutboundCIDRs.All {
+		bad(keyExcludeOutboundCIDRs, "*", "\"*\" is not allowed; to capture no outbound traffic set include-outbound-cidrs to an empty list")
+	}
+	switch c.IPv6 {
+	case IPv6Auto, IPv6On:
+	case IPv6Off:
+		for _, l := range []struct {
+			key  string
+			list CIDRList
+		}{{keyIncludeOutboundCIDRs, c.IncludeOutboundCIDRs}, {keyExcludeOutboundCIDRs, c.ExcludeOutboundCIDRs}} {
+			if v6 := l.list.family(true); len(v6) > 0 {
+				bad(l.key, l.list.String(), "%s is an IPv6 CIDR but ipv6 is off; set ipv6 to auto or on, or remove it", v6[0])
+			}
+		}
+	default:
+		bad(keyIPv6, string(c.IPv6), "must be one of auto, on, off")
+	}
+	switch c.IptablesMode {
+	case IptablesAuto, IptablesLegacy, IptablesNFT:
+	default:
+		bad(keyIptablesMode, string(c.IptablesMode), "must be one of auto, legacy, nft")
+	}
+	return joinErrors(errs)
+}

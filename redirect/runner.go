@@ -1,0 +1,49 @@
+package redirect
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+)
+
+// Runner runs one program with arguments and standard input and returns its
+// standard output. Apply and Cleanup run binaries only through a Runner, so
+// tests can wrap the real one to inject failures.
+type Runner interface {
+	Run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error)
+}
+
+// ExecRunner runs programs found on PATH.
+type ExecRunner struct{}
+
+// Run implements Runner. A failure's error includes the program's stderr.
+func (ExecRunner) Run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	if err := cmd.Run(); err != nil {
+		return stdout.Bytes(), &CommandError{Command: name, Stderr: strings.TrimSpace(stderr.String()), Err: err}
+	}
+	return stdout.Bytes(), nil
+}
+
+// CommandError is a program that failed, with what it printed on stderr.
+type CommandError struct {
+	Command string
+	Stderr  string
+	Err     error
+}
+
+func (e *CommandError) Error() string {
+	if e.Stderr == "" {
+		return fmt.Sprintf("%s: %v", e.Command, e.Err)
+	}
+	return fmt.Sprintf("%s: %v: %s", e.Command, e.Err, e.Stderr)
+}
+
+func (e *CommandError) Unwrap() error { return e.Err }

@@ -1,0 +1,134 @@
+package redirect
+
+import (
+	"slices"
+	"strings"
+)
+
+// tableState is what an iptables-save of one family says: how many rules
+// each backend's tables hold, and meshinit's footprint in the nat table.
+type tableState struct {
+	// ruleCount counts rules in every table, to tell which backend is in use.
+	ruleCount int
+	// chains are the meshinit chains present in nat.
+	chains []string
+	// lines are nat's rules that are meshinit's: rules in meshinit chains and
+	// jumps into them from other chains, as "-A CHAIN spec" lines.
+	lines []string
+	// jumps are the subset of lines outside meshinit chains.
+	jumps []string
+}
+
+// parseSave reads iptables-save output (all tables or only nat).
+func parseSave(text string) tableState {
+	var st tableState
+	table := ""
+	for line := range strings.Lines(text) {
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case strings.HasPrefix(line, "*"):
+			table = line[1:]
+		case strings.HasPrefix(line, ":") && table == "nat":
+			name, _, _ := strings.Cut(line[1:], " ")
+			if strings.HasPrefix(name, ChainPrefix) {
+				st.chains = append(st.chains, name)
+			}
+		case strings.HasPrefix(line, "-A "):
+			st.ruleCount++
+			if table != "nat" {
+				continue
+			}
+			chain, _, _ := strings.Cut(line[3:], " ")
+			switch {
+			case strings.HasPrefix(chain, ChainPrefix):
+				st.lines = append(st.lines, line)
+			case strings.HasPrefix(jumpTarget(line), ChainPrefix):
+				st.lines = append(st.lines, line)
+				st.jumps = append(st.jumps, line)
+			}
+		}
+	}
+	return st
+}
+
+// jumpTarget returns the chain a save line jumps to, or "".
+func jumpTarget(line string) string {
+	_, after, ok := strings.Cut(line, " -j ")
+	if !ok {
+		return ""
+	}
+	target, _, _ := strings.Cut(after, " ")
+	return target
+}
+
+// restoreScript returns the iptables-restore --noflush input that turns the
+// current nat table into one holding exactly the desired meshinit rules and
+// leaves every other chain and rule alone. Declaring a chain creates it or,
+// when it exists, flushes it; old jumps are deleted by their saved spec, and
+// chains no longer wanted are deleted. An empty desired Ruleset makes the
+// cleanup script, so cleanup is the exact mirror of apply. iptables-restore
+// commits the whole table at once, so the pod never sees half of it.
+func restoreScript(current tableState, desired Ruleset) string {
+	var b strings.Builder
+	b.WriteString("*nat\n")
+	declared := append([]string{}, desired.Chains...)
+	for _, c := range current.chains {
+		if !slices.Contains(declared, c) {
+			declared = append(declared, c)
+		}
+	}
+	for _, c := range declared {
+		b.WriteString(":" + c + " - [0:0]\n")
+	}
+	for _, j := range current.jumps {
+		b.WriteString("-D" + strings.TrimPrefix(j, "-A") + "\n")
+	}
+	for _, r := range desired.Rules {
+		b.WriteString(ruleLine("-A", r.Chain, r.Spec()) + "\n")
+	}
+	for _, c := range current.chains {
+		if !slices.Contains(desired.Chains, c) {
+			b.WriteString("-X " + c + "\n")
+		}
+	}
+	b.WriteString("COMMIT\n")
+	return b.String()
+}
+
+// matches reports whether the saved meshinit rules are exactly the desired
+// ones, in order.
+func (st tableState) matches(desired Ruleset) bool {
+	var want []string
+	for _, r := range desired.Rules {
+		want = append(want, ruleLine("-A", r.Chain, r.Spec()))
+	}
+	got := append([]string{}, st.jumps...)
+	for _, l := range st.lines {
+		if !slices.Contains(st.jumps, l) {
+			got = append(got, l)
+		}
+	}
+	return slices.Equal(sortedJumpsFirst(want), got) && sameSet(st.chains, desired.Chains)
+}
+
+// sortedJumpsFirst orders rules as parseSave does: built-in chain jumps
+// first, then meshinit chains' rules, each group in its original order.
+func sortedJumpsFirst(lines []string) []string {
+	var jumps, rest []string
+	for _, l := range lines {
+		chain, _, _ := strings.Cut(l[3:], " ")
+		if strings.HasPrefix(chain, ChainPrefix) {
+			rest = append(rest, l)
+		} else {
+			jumps = append(jumps, l)
+		}
+	}
+	return append(jumps, rest...)
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
