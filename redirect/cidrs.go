@@ -86,3 +86,6 @@ func (l CIDRList) family(ipv6 bool) []netip.Prefix {
 	}
 	return out
 }
+
+// IsEmpty reports whether the list selects no destination at all.
+func (l CIDRList) IsEmpty() bool { return !l.All && len(l.Prefixes) == 0 }

@@ -1,0 +1,205 @@
+package redirect
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParsePortList(t *testing.T) {
+	for _, tc := range []struct {
+		in, want, err string
+	}{
+		{in: "*", want: "*"},
+		{in: " * ", want: "*"},
+		{in: "", want: ""},
+		{in: "80", want: "80"},
+		{in: "8080, 80 ,,80,", want: "80,8080"},
+		{in: "8000-8080,22", want: "22,8000-8080"},
+		{in: "1,65535", want: "1,65535"},
+		{in: "5-5", want: "5"},
+		{in: "0", err: "out of range"},
+		{in: "70000", err: "out of range"},
+		{in: "80-", err: `"80-" is not a port`},
+		{in: "-80", err: `"-80" is not a port`},
+		{in: "90-80", err: "range end is below its start"},
+		{in: "http", err: `"http" is not a port`},
+		{in: "+80", err: `"+80" is not a port`},
+		{in: "80,*", err: `must stand alone`},
+		{in: "8 0", err: `"8 0" is not a port`},
+	} {
+		got, err := ParsePortList(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParsePortList(%q) error = %v, want containing %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got.String() != tc.want {
+			t.Errorf("ParsePortList(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestParseCIDRList(t *testing.T) {
+	for _, tc := range []struct {
+		in, want, err string
+	}{
+		{in: "*", want: "*"},
+		{in: "10.0.0.0/8, 10.0.0.0/8,", want: "10.0.0.0/8"},
+		{in: "10.1.2.3/8", want: "10.0.0.0/8"},
+		{in: "192.168.1.1", want: "192.168.1.1/32"},
+		{in: "fd00::/8,10.0.0.0/8", want: "10.0.0.0/8,fd00::/8"},
+		{in: "::1", want: "::1/128"},
+		{in: "10.0.0/8", err: `"10.0.0/8" is not a CIDR`},
+		{in: "10.0.0.0/33", err: `is not a CIDR`},
+		{in: "banana", err: `"banana" is not an IP address`},
+		{in: "fe80::1%eth0", err: `is not an IP address`},
+	} {
+		got, err := ParseCIDRList(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParseCIDRList(%q) error = %v, want containing %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got.String() != tc.want {
+			t.Errorf("ParseCIDRList(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// TestFromAnnotationsErrors checks that every rejection names the annotation
+// (or flag) and the value a person wrote.
+func TestFromAnnotationsErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		annotations map[string]string
+		base        func(*Config)
+		want        []string
+	}{
+		{"bad port", map[string]string{AnnotationExcludeInboundPorts: "80-"},
+			nil, []string{`annotation traffic.meshinit.io/exclude-inbound-ports "80-"`}},
+		{"port zero", map[string]string{AnnotationExcludeOutboundPorts: "0"},
+			nil, []string{`annotation traffic.meshinit.io/exclude-outbound-ports "0"`, "out of range"}},
+		{"bad cidr", map[string]string{AnnotationExcludeOutboundCIDRs: "10.0.0/8"},
+			nil, []string{`annotation traffic.meshinit.io/exclude-outbound-cidrs "10.0.0/8"`}},
+		{"included and excluded", map[string]string{AnnotationIncludeInboundPorts: "80,443", AnnotationExcludeInboundPorts: "443"},
+			nil, []string{`annotation traffic.meshinit.io/exclude-inbound-ports "443"`, "port 443 is also in include-inbound-ports"}},
+		{"range overlap", map[string]string{AnnotationIncludeInboundPorts: "8000-8100", AnnotationExcludeInboundPorts: "8080"},
+			nil, []string{"port 8000-8100 is also in include-inbound-ports"}},
+		{"ipv6 cidr with ipv6 off", map[string]string{AnnotationExcludeOutboundCIDRs: "fd00::/8"},
+			func(c *Config) { c.IPv6 = IPv6Off }, []string{`annotation traffic.meshinit.io/exclude-outbound-cidrs "fd00::/8"`, "ipv6 is off"}},
+		{"star in exclude", map[string]string{AnnotationExcludeInboundPorts: "*"},
+			nil, []string{`annotation traffic.meshinit.io/exclude-inbound-ports "*"`}},
+		{"two bad annotations both reported", map[string]string{AnnotationExcludeInboundPorts: "x", AnnotationExcludeOutboundPorts: "y"},
+			nil, []string{"exclude-inbound-ports", "exclude-outbound-ports"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := Defaults()
+			if tc.base != nil {
+				tc.base(&base)
+			}
+			_, err := FromAnnotations(tc.annotations, base)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			var se *SettingError
+			if !errors.As(err, &se) {
+				t.Errorf("error %v is not a *SettingError", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestFromAnnotationsDefaultsAndOverrides(t *testing.T) {
+	c, err := FromAnnotations(map[string]string{"unrelated": "x"}, Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Fingerprint() != Defaults().Fingerprint() {
+		t.Errorf("no meshinit annotations changed the config: %v", c.Args())
+	}
+	c, err = FromAnnotations(map[string]string{
+		AnnotationIncludeInboundPorts:  "8080",
+		AnnotationExcludeOutboundCIDRs: "10.96.0.0/12",
+		AnnotationIncludeOutboundCIDRs: "",
+	}, Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.IncludeInboundPorts.String() != "8080" || c.ExcludeOutboundCIDRs.String() != "10.96.0.0/12" || !c.IncludeOutboundCIDRs.IsEmpty() {
+		t.Errorf("annotations not applied: %v", c.Args())
+	}
+}
+
+func TestValidateNamesTheSetting(t *testing.T) {
+	for _, tc := range []struct {
+		mutate func(*Config)
+		want   string
+	}{
+		{func(c *Config) { c.OutboundProxyPort = 0 }, `--outbound-proxy-port "0"`},
+		{func(c *Config) { c.InboundProxyPort = c.OutboundProxyPort }, `--inbound-proxy-port "15001": must differ`},
+		{func(c *Config) { c.IPv6 = "maybe" }, `--ipv6 "maybe": must be one of auto, on, off`},
+		{func(c *Config) { c.IptablesMode = "ebpf" }, `--iptables-mode "ebpf"`},
+		{func(c *Config) { c.ExcludeOutboundCIDRs = AllCIDRs }, `--exclude-outbound-cidrs "*"`},
+	} {
+		c := Defaults()
+		tc.mutate(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate() = %v, want containing %q", err, tc.want)
+		}
+	}
+	if err := Defaults().Validate(); err != nil {
+		t.Errorf("Defaults() invalid: %v", err)
+	}
+}
+
+// TestRoundTrip proves that what the webhook writes (annotations -> Config ->
+// Args) is exactly what the redirector reads (ParseArgs).
+func TestRoundTrip(t *testing.T) {
+	for _, annotations := range []map[string]string{
+		{},
+		{AnnotationIncludeInboundPorts: "", AnnotationIncludeOutboundCIDRs: ""},
+		{AnnotationIncludeInboundPorts: " 8080,80, 9000-9100 ", AnnotationExcludeOutboundPorts: "5432,6379",
+			AnnotationExcludeOutboundCIDRs: "169.254.169.254/32, fd00::/8", AnnotationExcludeInboundPorts: ""},
+		{AnnotationExcludeInboundPorts: "22,2222", AnnotationIncludeOutboundCIDRs: "10.0.0.0/8,fd00::/8"},
+	} {
+		base := Defaults()
+		base.ProxyUID, base.ProxyGID, base.IPv6, base.IptablesMode = 2102, 2103, IPv6On, IptablesLegacy
+		want, err := FromAnnotations(annotations, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ParseArgs(want.Args())
+		if err != nil {
+			t.Fatalf("ParseArgs(%q): %v", want.Args(), err)
+		}
+		if !slices.Equal(got.Args(), want.Args()) || got.Fingerprint() != want.Fingerprint() {
+			t.Errorf("round trip changed the config:\n got %q\nwant %q", got.Args(), want.Args())
+		}
+	}
+}
+
+func TestParseArgsErrorsNameTheFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--inbound-proxy-port=70000"}, "inbound-proxy-port"},
+		{[]string{"--proxy-uid=-1"}, "proxy-uid"},
+		{[]string{"--exclude-inbound-ports=80-"}, "exclude-inbound-ports"},
+		{[]string{"--no-such-flag"}, "no-such-flag"},
+		{[]string{"stray"}, `unexpected argument "stray"`},
+	} {
+		if _, err := ParseArgs(tc.args); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseArgs(%q) = %v, want an error naming %q", tc.args, err, tc.want)
+		}
+	}
+}

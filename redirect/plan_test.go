@@ -1,0 +1,120 @@
+package redirect
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files from the current output")
+
+// planCases are the configurations whose rules are pinned by golden files in
+// testdata/plan. Each is given as redirector flags, the form users see.
+var planCases = []struct {
+	name string
+	args []string
+}{
+	{"defaults", nil},
+	{"all-inbound-ipv4-only", []string{"--ipv6=off"}},
+	{"listed-inbound", []string{"--include-inbound-ports=80,443,8000-8100"}},
+	{"no-inbound", []string{"--include-inbound-ports="}},
+	{"exclude-inbound", []string{"--exclude-inbound-ports=22,9000-9100"}},
+	{"exclude-outbound-ports", []string{"--exclude-outbound-ports=5432,6379,30000-32767"}},
+	{"exclude-outbound-cidrs", []string{"--exclude-outbound-cidrs=10.96.0.0/12,169.254.169.254"}},
+	{"include-outbound-cidrs", []string{"--include-outbound-cidrs=10.0.0.0/8,192.168.0.0/16"}},
+	{"no-outbound", []string{"--include-outbound-cidrs="}},
+	{"dual-stack", []string{"--ipv6=on", "--include-outbound-cidrs=10.0.0.0/8,fd00::/8", "--exclude-outbound-cidrs=10.96.0.0/12,fd00:96::/108"}},
+	{"ipv6-only-outbound-cidr", []string{"--ipv6=on", "--include-outbound-cidrs=fd00::/8"}},
+	{"custom-uid-gid-and-ports", []string{"--proxy-uid=2102", "--proxy-gid=2103", "--outbound-proxy-port=4140", "--inbound-proxy-port=4143", "--ignored-inbound-ports=4190,4191"}},
+	{"no-ignored-ports", []string{"--ignored-inbound-ports="}},
+	{"everything", []string{"--include-inbound-ports=80,8080", "--exclude-inbound-ports=81", "--exclude-outbound-ports=25",
+		"--include-outbound-cidrs=10.0.0.0/8", "--exclude-outbound-cidrs=10.0.0.1", "--iptables-mode=legacy", "--ipv6=off"}},
+}
+
+func TestPlanGolden(t *testing.T) {
+	for _, tc := range planCases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ParseArgs(tc.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join("testdata", "plan", tc.name+".golden"), NewPlan(c).String())
+		})
+	}
+}
+
+// TestPlanEveryRuleCommented checks the habit the cleanup relies on: every
+// rule says why it exists, and every chain carries meshinit's prefix.
+func TestPlanEveryRuleCommented(t *testing.T) {
+	for _, tc := range planCases {
+		c, _ := ParseArgs(tc.args)
+		for _, rs := range NewPlan(c).rulesets() {
+			for _, ch := range rs.Chains {
+				if len(ch) <= len(ChainPrefix) || ch[:len(ChainPrefix)] != ChainPrefix {
+					t.Errorf("%s: chain %q lacks prefix %q", tc.name, ch, ChainPrefix)
+				}
+			}
+			for _, r := range rs.Rules {
+				if r.Comment == "" {
+					t.Errorf("%s: rule %v has no comment", tc.name, r)
+				}
+			}
+		}
+	}
+}
+
+func TestRestoreScriptReplacesAndCleansUp(t *testing.T) {
+	saved := `*nat
+:PREROUTING ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+:MESHINIT_INBOUND - [0:0]
+:MESHINIT_OLD - [0:0]
+:FOREIGN - [0:0]
+-A PREROUTING -p tcp -m comment --comment "meshinit: inbound TCP to the inbound chain" -j MESHINIT_INBOUND
+-A PREROUTING -j FOREIGN
+-A OUTPUT -j MESHINIT_OLD
+-A MESHINIT_INBOUND -p tcp -j REDIRECT --to-ports 15006
+-A FOREIGN -j RETURN
+COMMIT
+`
+	c, _ := ParseArgs([]string{"--include-outbound-cidrs=", "--ignored-inbound-ports="})
+	st := parseSave(saved)
+	golden(t, "testdata/restore/replace.golden", restoreScript(st, NewPlan(c).IPv4))
+	golden(t, "testdata/restore/cleanup.golden", restoreScript(st, Ruleset{}))
+}
+
+func TestGlobalIPv6Interface(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string
+	}{
+		{"00000000000000000000000000000001 01 80 10 80       lo\nfe800000000000000000000000000001 02 40 20 80     eth0\n", ""},
+		{"fd000000000000000000000000000002 02 40 00 80     eth0\n", "eth0"},
+	} {
+		got, _ := globalIPv6Interface(stringsReader(tc.in))
+		if got != tc.want {
+			t.Errorf("globalIPv6Interface(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./redirect -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs (run go test ./redirect -update and review the diff):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
