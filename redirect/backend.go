@@ -85,6 +85,8 @@ func detectBackend(ctx context.Context, run Runner, procNet string, requested Ip
 		return d, nil
 	}
 	switch {
+	case nft.err != nil && permissionDenied(nft.err):
+		return detection{}, backendError(backend{IptablesNFT, IPv4}, nft.err)
 	case nft.err != nil && legacy.err != nil:
 		return detection{}, fmt.Errorf("no usable iptables: %w; %w", backendError(backend{IptablesNFT, IPv4}, nft.err), backendError(backend{IptablesLegacy, IPv4}, legacy.err))
 	case nft.err != nil:
@@ -100,19 +102,29 @@ func detectBackend(ctx context.Context, run Runner, procNet string, requested Ip
 	}
 }
 
+func stderrOf(err error) string {
+	var ce *CommandError
+	if errors.As(err, &ce) {
+		return ce.Stderr
+	}
+	return ""
+}
+
+// permissionDenied reports whether iptables failed for lack of privilege,
+// which no other backend can fix.
+func permissionDenied(err error) bool {
+	stderr := stderrOf(err)
+	return strings.Contains(stderr, "Permission denied") || strings.Contains(stderr, "Operation not permitted") || strings.Contains(stderr, "must be root")
+}
+
 // backendError turns a failed iptables run into an error that says what is
 // wrong and what to do about it.
 func backendError(b backend, err error) error {
-	var ce *CommandError
-	errors.As(err, &ce)
-	stderr := ""
-	if ce != nil {
-		stderr = ce.Stderr
-	}
+	stderr := stderrOf(err)
 	switch {
 	case errors.Is(err, exec.ErrNotFound):
 		return fmt.Errorf("%s backend: %s not found on PATH: install iptables (it provides xtables-%s-multi), or choose the other backend with --iptables-mode: %w", b, b.binary(), b.mode, err)
-	case strings.Contains(stderr, "Permission denied") || strings.Contains(stderr, "Operation not permitted") || strings.Contains(stderr, "must be root"):
+	case permissionDenied(err):
 		return fmt.Errorf("%s backend: not permitted to change iptables: the container needs the NET_ADMIN and NET_RAW capabilities and to run as UID 0: %w", b, err)
 	case strings.Contains(stderr, "Table does not exist") || strings.Contains(stderr, "can't initialize"):
 		return fmt.Errorf("%s backend: the nat table is not available: the node's kernel needs the %s module (or try --iptables-mode=%s): %w", b, natModule(b), otherMode(b.mode), err)

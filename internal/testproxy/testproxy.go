@@ -1,0 +1,96 @@
+// Package testproxy is the stand-in proxy and app used by meshinit's tests:
+// a TCP server that answers each connection with one line naming itself and,
+// for redirected connections, the original destination the kernel recorded
+// (SO_ORIGINAL_DST). It proves where a connection really arrived.
+package testproxy
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// OriginalDst returns the destination a connection had before the nat table
+// redirected it, read with SO_ORIGINAL_DST (IPv4) or IP6T_SO_ORIGINAL_DST.
+func OriginalDst(c *net.TCPConn) (netip.AddrPort, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	var dst netip.AddrPort
+	var serr error
+	local := c.LocalAddr().(*net.TCPAddr)
+	err = raw.Control(func(fd uintptr) {
+		if local.IP.To4() != nil {
+			var sa unix.RawSockaddrInet4
+			size := uint32(unsafe.Sizeof(sa))
+			serr = getsockopt(int(fd), unix.SOL_IP, unix.SO_ORIGINAL_DST, unsafe.Pointer(&sa), &size)
+			dst = netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), ntohs(sa.Port))
+			return
+		}
+		var sa unix.RawSockaddrInet6
+		size := uint32(unsafe.Sizeof(sa))
+		serr = getsockopt(int(fd), unix.SOL_IPV6, ip6tSOOriginalDst, unsafe.Pointer(&sa), &size)
+		dst = netip.AddrPortFrom(netip.AddrFrom16(sa.Addr), ntohs(sa.Port))
+	})
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	if serr != nil {
+		return netip.AddrPort{}, fmt.Errorf("reading SO_ORIGINAL_DST: %w", serr)
+	}
+	return dst, nil
+}
+
+func getsockopt(fd, level, name int, val unsafe.Pointer, size *uint32) error {
+	_, _, errno := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), uintptr(level), uintptr(name), uintptr(val), uintptr(unsafe.Pointer(size)), 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+func ntohs(p uint16) uint16 { return p>>8 | p<<8 }
+
+// Serve answers every connection on l with "<name> orig=<original dst>\n"
+// when the connection was redirected, or "<name>\n" when it was not. It
+// returns when l is closed.
+func Serve(l net.Listener, name string) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			line := name
+			if tc, ok := c.(*net.TCPConn); ok {
+				if dst, err := OriginalDst(tc); err == nil && dst.Compare(netip.MustParseAddrPort(tc.LocalAddr().String())) != 0 {
+					line += " orig=" + dst.String()
+				}
+			}
+			fmt.Fprintln(c, line)
+		}()
+	}
+}
+
+// Ask connects to addr with dial and returns the line the server answered.
+func Ask(dial func() (net.Conn, error)) (string, error) {
+	c, err := dial()
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	return strings.TrimSpace(line), err
+}
+
+// ip6tSOOriginalDst is IP6T_SO_ORIGINAL_DST from linux/netfilter_ipv6/ip6_tables.h.
+const ip6tSOOriginalDst = 80

@@ -1,0 +1,73 @@
+package redirect_test
+
+import (
+	"net"
+	"strconv"
+	"testing"
+)
+
+const appUID, proxyUID = 1000, 1337
+
+func hostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }
+
+// TestTraffic checks where real connections arrive after apply, on both
+// backends and both families.
+func TestTraffic(t *testing.T) {
+	for _, mode := range backends {
+		t.Run(mode, func(t *testing.T) {
+			p := newPod(t, mode)
+			p.startServers(8080, 8081, 15020)
+			p.mustApply("--ipv6=on",
+				"--exclude-inbound-ports=8081",
+				"--exclude-outbound-ports=9091",
+				"--exclude-outbound-cidrs="+p.peerIP2+"/32,"+p.peerIP6b+"/128")
+
+			for _, fam := range []struct{ name, pod, peer, excludedPeer, loopback string }{
+				{"IPv4", p.podIP, p.peerIP, p.peerIP2, "127.0.0.1"},
+				{"IPv6", p.podIP6, p.peerIP6, p.peerIP6b, "::1"},
+			} {
+				t.Run(fam.name, func(t *testing.T) {
+					expect(t, "inbound to an included port",
+						p.ask(p.peerNS, 0, 0, hostPort(fam.pod, 8080)), "proxy-inbound orig="+hostPort(fam.pod, 8080))
+					expect(t, "inbound to an excluded port",
+						p.ask(p.peerNS, 0, 0, hostPort(fam.pod, 8081)), "app-8081")
+					expect(t, "inbound to a proxy-owned port",
+						p.ask(p.peerNS, 0, 0, hostPort(fam.pod, 15020)), "app-15020")
+					expect(t, "outbound from the app",
+						p.ask(p.podNS, appUID, appUID, hostPort(fam.peer, 9090)), "proxy-outbound orig="+hostPort(fam.peer, 9090))
+					expect(t, "outbound from the proxy UID",
+						p.ask(p.podNS, proxyUID, appUID, hostPort(fam.peer, 9090)), "peer-9090")
+					expect(t, "outbound from the proxy GID",
+						p.ask(p.podNS, appUID, proxyUID, hostPort(fam.peer, 9090)), "peer-9090")
+					expect(t, "outbound to an excluded port",
+						p.ask(p.podNS, appUID, appUID, hostPort(fam.peer, 9091)), "peer-9091")
+					expect(t, "outbound to an excluded CIDR",
+						p.ask(p.podNS, appUID, appUID, hostPort(fam.excludedPeer, 9090)), "peer-9090")
+					expect(t, "outbound over loopback",
+						p.ask(p.podNS, appUID, appUID, hostPort(fam.loopback, 8080)), "app-8080")
+				})
+			}
+		})
+	}
+}
+
+// TestTrafficIncludedOutboundCIDRs checks that only listed destinations are
+// captured when include-outbound-cidrs is not "*", and that listed inbound
+// ports are the only ones captured.
+func TestTrafficIncludedLists(t *testing.T) {
+	for _, mode := range backends {
+		t.Run(mode, func(t *testing.T) {
+			p := newPod(t, mode)
+			p.startServers(8080, 8081)
+			p.mustApply("--ipv6=off", "--include-outbound-cidrs="+p.peerIP+"/32", "--include-inbound-ports=8080")
+			expect(t, "outbound to an included CIDR",
+				p.ask(p.podNS, appUID, appUID, hostPort(p.peerIP, 9090)), "proxy-outbound orig="+hostPort(p.peerIP, 9090))
+			expect(t, "outbound to a CIDR not included",
+				p.ask(p.podNS, appUID, appUID, hostPort(p.peerIP2, 9090)), "peer-9090")
+			expect(t, "inbound to a listed port",
+				p.ask(p.peerNS, 0, 0, hostPort(p.podIP, 8080)), "proxy-inbound orig="+hostPort(p.podIP, 8080))
+			expect(t, "inbound to a port not listed",
+				p.ask(p.peerNS, 0, 0, hostPort(p.podIP, 8081)), "app-8081")
+		})
+	}
+}
