@@ -1,0 +1,25 @@
+// Package ociimage builds container images without a container daemon and
+// writes them as OCI archives (an OCI image layout in a tar), the form that
+// `ctr -n k8s.io images import` and registries' clients accept.
+//
+// It is generic: an image recipe (for example initimage/image) decides what
+// goes in, this package only provides the steps, each in its own file:
+//
+//   - platform.go: one target architecture, named the Go, Debian and OCI way.
+//   - debian.go: fetch Debian packages and their dependencies for a
+//     platform with apt, into a cache reused across builds, and unpack them.
+//   - elf.go: find the shared libraries (and loader) that ELF programs need,
+//     by reading DT_NEEDED, inside an unpacked root.
+//   - layer.go: a layer from a list of files, reproducibly: sorted entries,
+//     fixed modification times, owner root.
+//   - image.go: an image from layers plus a config (entrypoint, env, user,
+//     labels), with fixed creation time.
+//   - archive.go: write an image or an image index as an OCI archive with a
+//     reference name, and read one back; unpack.go: unpack an image's root
+//     file system into a directory (tests use it to run what they built).
+//
+// The same inputs give the same bytes, so the same image digest.
+//
+// Start with [NewLayer], [NewImage] and [WriteArchive]; [FetchDebs] when the
+// image needs Debian's programs.
+package ociimage
