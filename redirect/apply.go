@@ -51,7 +51,7 @@ func Apply(ctx context.Context, plan Plan, opts Options) error {
 	if err != nil {
 		return err
 	}
-	log.Info("iptables backend chosen", "backend", det.mode, "reason", det.reason)
+	log.Info("iptables backend chosen", "backend", det.mode, "version", det.version, "reason", det.reason)
 	if det.otherRules > 0 && plan.Config.IptablesMode != IptablesAuto {
 		log.Warn("the other iptables backend also holds rules; both apply to packets, which is confusing to debug",
 			"other", otherMode(det.mode), "rules", det.otherRules)

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/coreos/go-iptables/iptables"
 )
 
 // backend is one iptables implementation for one family, named by the
@@ -32,6 +34,21 @@ func (b backend) binary() string {
 func (b backend) save() string    { return b.binary() + "-save" }
 func (b backend) restore() string { return b.binary() + "-restore" }
 
+// version asks the backend's binary for its version through go-iptables,
+// which also resolves it on PATH the way every later call will.
+func (b backend) version() string {
+	proto := iptables.ProtocolIPv4
+	if b.family == IPv6 {
+		proto = iptables.ProtocolIPv6
+	}
+	ipt, err := iptables.New(iptables.Path(b.binary()), iptables.IPFamily(proto))
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	major, minor, patch := ipt.GetIptablesVersion()
+	return fmt.Sprintf("v%d.%d.%d", major, minor, patch)
+}
+
 func (b backend) String() string { return fmt.Sprintf("%s %s", b.mode, b.family) }
 
 // detection is what reading both backends' IPv4 tables found.
@@ -40,8 +57,10 @@ type detection struct {
 	reason string
 	// state is the chosen backend's IPv4 state, reused by Apply.
 	state tableState
-	// other is the backend not chosen and whether it holds rules.
+	// otherRules counts the rules the backend not chosen holds.
 	otherRules int
+	// version is what the chosen binary says of itself, for the log.
+	version string
 }
 
 // detectBackend reads both backends' IPv4 tables concurrently and picks one:
@@ -50,11 +69,8 @@ type detection struct {
 // confuses everyone), else nft.
 func detectBackend(ctx context.Context, run Runner, procNet string, requested IptablesMode) (detection, error) {
 	modes := []IptablesMode{IptablesNFT, IptablesLegacy}
-	type read struct {
-		state tableState
-		err   error
-	}
-	reads := make([]read, len(modes))
+	reads := make([]backendRead, len(modes))
+	versions := make([]string, len(modes))
 	var wg sync.WaitGroup
 	for i, m := range modes {
 		b := backend{m, IPv4}
@@ -63,12 +79,26 @@ func detectBackend(ctx context.Context, run Runner, procNet string, requested Ip
 		}
 		wg.Go(func() {
 			out, err := run.Run(ctx, nil, b.save())
-			reads[i] = read{parseSave(string(out)), err}
+			reads[i] = backendRead{parseSave(string(out)), err}
 		})
+		wg.Go(func() { versions[i] = b.version() })
 	}
 	wg.Wait()
-	nft, legacy := reads[0], reads[1]
+	det, err := chooseBackend(requested, reads[0], reads[1])
+	if err == nil {
+		det.version = versions[slices.Index(modes, det.mode)]
+	}
+	return det, err
+}
 
+// backendRead is one backend's IPv4 iptables-save, or why it failed.
+type backendRead struct {
+	state tableState
+	err   error
+}
+
+// chooseBackend decides the backend from what both backends' tables hold.
+func chooseBackend(requested IptablesMode, nft, legacy backendRead) (detection, error) {
 	switch requested {
 	case IptablesNFT, IptablesLegacy:
 		chosen, other := nft, legacy

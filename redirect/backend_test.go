@@ -1,0 +1,47 @@
+package redirect
+
+import (
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+func TestChooseBackend(t *testing.T) {
+	rules := func(n int) backendRead { return backendRead{state: tableState{ruleCount: n}} }
+	failed := func(stderr string) backendRead {
+		return backendRead{err: &CommandError{Command: "x", Stderr: stderr, Err: errors.New("exit status 1")}}
+	}
+	missing := backendRead{err: exec.ErrNotFound}
+	for _, tc := range []struct {
+		name          string
+		requested     IptablesMode
+		nft, legacy   backendRead
+		want, wantErr string
+	}{
+		{"empty namespace", IptablesAuto, rules(0), rules(0), "nft", ""},
+		{"legacy holds rules", IptablesAuto, rules(0), rules(3), "legacy", ""},
+		{"nft holds rules", IptablesAuto, rules(5), rules(0), "nft", ""},
+		{"more in nft", IptablesAuto, rules(5), rules(2), "nft", ""},
+		{"forced legacy", IptablesLegacy, rules(5), rules(0), "legacy", ""},
+		{"forced nft", IptablesNFT, rules(0), rules(5), "nft", ""},
+		{"nft binary missing", IptablesAuto, missing, rules(0), "legacy", ""},
+		{"nft kernel support missing", IptablesAuto, failed("Protocol not supported"), rules(0), "legacy", ""},
+		{"no privilege", IptablesAuto, failed("Permission denied (you must be root)"), rules(0), "", "NET_ADMIN"},
+		{"both missing", IptablesAuto, missing, missing, "", "not found on PATH"},
+		{"forced backend missing", IptablesLegacy, rules(0), missing, "", "iptables-legacy not found"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := chooseBackend(tc.requested, tc.nft, tc.legacy)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || string(d.mode) != tc.want || d.reason == "" {
+				t.Fatalf("chose %q (%q), %v; want %q with a reason", d.mode, d.reason, err, tc.want)
+			}
+		})
+	}
+}
