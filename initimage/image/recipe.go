@@ -1,0 +1,196 @@
+package image
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/meshinit/meshinit/internal/ociimage"
+)
+
+const (
+	// Repository is where the image is published; with a version tag it
+	// names the OCI archive's image.
+	Repository = "ghcr.io/meshinit/redirector"
+	// RedirectorPath is the redirector's place in the image: the entrypoint.
+	RedirectorPath = "/usr/local/bin/redirector"
+	// DebianSuite is the Debian release iptables comes from (the same as the
+	// Dockerfile's base image).
+	DebianSuite = "bookworm"
+	// Source is the org.opencontainers.image.source label.
+	Source = "https://github.com/meshinit/meshinit"
+)
+
+// Options of Build. The zero value of each field means its default.
+type Options struct {
+	// Platform the image is for. Default: the host's.
+	Platform ociimage.Platform
+	// Redirector is the redirector binary built for Platform, statically
+	// linked (CGO_ENABLED=0). Required.
+	Redirector string
+	// Version is the org.opencontainers.image.version label. Default: "dev".
+	Version string
+	// Debian says where packages come from and are cached; its Platform is
+	// set from Platform. Default Suite: DebianSuite.
+	Debian ociimage.DebianOptions
+	// Created is the image's creation time and every file's modification
+	// time. Default: the Unix epoch, so equal inputs give equal digests.
+	Created time.Time
+}
+
+func (o *Options) setDefaults() error {
+	if o.Platform.GOARCH == "" {
+		p, err := ociimage.HostPlatform()
+		if err != nil {
+			return err
+		}
+		o.Platform = p
+	}
+	if o.Redirector == "" {
+		return errors.New("image: Redirector (the binary) is required")
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	o.Debian.Platform = o.Platform
+	if o.Debian.Suite == "" {
+		o.Debian.Suite = DebianSuite
+	}
+	if o.Created.IsZero() {
+		o.Created = time.Unix(0, 0).UTC()
+	}
+	return nil
+}
+
+// Ref is the image's reference for a version: Repository:version.
+func Ref(version string) string { return Repository + ":" + version }
+
+// Build assembles the redirector image for one platform in two layers:
+// iptables with its libraries (changing rarely), then the redirector.
+func Build(ctx context.Context, opts Options) (v1.Image, error) {
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
+	}
+	if err := ociimage.CheckStatic(opts.Redirector, opts.Platform); err != nil {
+		return nil, err
+	}
+	sysroot, err := os.MkdirTemp("", "meshinit-sysroot-")
+	if err != nil {
+		return nil, fmt.Errorf("image: %w", err)
+	}
+	defer os.RemoveAll(sysroot)
+
+	base, err := IptablesFiles(ctx, opts.Debian, sysroot)
+	if err != nil {
+		return nil, err
+	}
+	base = append(base,
+		ociimage.Dir("/run", 0o755),
+		ociimage.Dir("/tmp", fs.ModeSticky|0o777),
+		ociimage.RegularFile("/etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")),
+		ociimage.RegularFile("/etc/group", 0o644, []byte("root:x:0:\nnogroup:x:65534:\n")),
+	)
+	layerOpts := ociimage.LayerOptions{ModTime: opts.Created}
+	baseLayer, err := ociimage.NewLayer(base, layerOpts)
+	if err != nil {
+		return nil, err
+	}
+	appLayer, err := ociimage.NewLayer([]ociimage.File{
+		ociimage.CopyFile(RedirectorPath, opts.Redirector, 0o755),
+	}, layerOpts)
+	if err != nil {
+		return nil, err
+	}
+	return ociimage.NewImage(ociimage.Config{
+		Platform:   opts.Platform,
+		Entrypoint: []string{RedirectorPath},
+		User:       "0:0",
+		Labels: map[string]string{
+			ociimage.LabelSource:      Source,
+			ociimage.LabelVersion:     opts.Version,
+			ociimage.LabelTitle:       "meshinit redirector",
+			ociimage.LabelDescription: "Init container that redirects a pod's TCP traffic to its proxy with iptables",
+		},
+		Created: opts.Created,
+	}, baseLayer, appLayer)
+}
+
+// IptablesFiles fetches iptables and its dependencies for opts.Platform,
+// unpacks them into sysroot (an empty directory, kept by the caller until
+// the files are written into a layer) and returns what the image needs:
+//
+//   - every program iptables ships in /usr/sbin and /usr/bin that is an ELF
+//     file or a link to one (so the *-nft and *-legacy links and both
+//     multi-call binaries; the iptables-apply shell scripts stay out),
+//   - the extension modules directory /usr/lib/<triplet>/xtables,
+//   - the shared libraries and loader those programs and modules need,
+//   - the /etc files of netbase, which iptables depends on for protocol
+//     and service names.
+func IptablesFiles(ctx context.Context, opts ociimage.DebianOptions, sysroot string) ([]ociimage.File, error) {
+	debs, err := ociimage.FetchDebs(ctx, opts, "iptables")
+	if err != nil {
+		return nil, err
+	}
+	if err := ociimage.ExtractDebs(ctx, debs, sysroot); err != nil {
+		return nil, err
+	}
+	pkgPaths := map[string][]string{}
+	for _, d := range debs {
+		if d.Name != "iptables" && d.Name != "netbase" {
+			continue
+		}
+		if pkgPaths[d.Name], err = d.Paths(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if pkgPaths["iptables"] == nil || pkgPaths["netbase"] == nil {
+		return nil, fmt.Errorf("image: apt resolved no iptables or netbase package: %v", debs)
+	}
+
+	modules := path.Join("/usr/lib", opts.Platform.Triplet, "xtables")
+	var keep []string
+	for _, p := range pkgPaths["iptables"] {
+		dir := path.Dir(p)
+		if dir != "/usr/sbin" && dir != "/usr/bin" {
+			continue
+		}
+		if ok, err := ociimage.IsELF(sysroot, p); err != nil {
+			return nil, err
+		} else if ok {
+			keep = append(keep, p)
+		}
+	}
+	if len(keep) == 0 {
+		return nil, errors.New("image: the iptables package has no programs")
+	}
+	elfPaths := append([]string(nil), keep...)
+	entries, err := os.ReadDir(filepath.Join(sysroot, modules))
+	if err != nil {
+		return nil, fmt.Errorf("image: iptables extension modules: %w", err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".so") {
+			elfPaths = append(elfPaths, path.Join(modules, e.Name()))
+		}
+	}
+	libs, err := ociimage.SharedLibraries(sysroot, opts.Platform, elfPaths...)
+	if err != nil {
+		return nil, err
+	}
+	keep = append(keep, modules)
+	keep = append(keep, libs...)
+	for _, p := range pkgPaths["netbase"] {
+		if strings.HasPrefix(p, "/etc/") {
+			keep = append(keep, p)
+		}
+	}
+	return ociimage.FilesFromDir(sysroot, keep...)
+}

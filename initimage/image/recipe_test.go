@@ -1,0 +1,291 @@
+package image
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/meshinit/meshinit/internal/ociimage"
+)
+
+const testVersion = "v0.0.0-imagetest"
+
+// TestImage builds the redirector image twice from the same inputs, checks
+// both archives are identical, then unpacks the image and runs its iptables
+// programs and the redirector itself with chroot in fresh network
+// namespaces, as the init container would run them.
+func TestImage(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: needs root (apt-get into the package cache, chroot, network namespaces); CI runs as root")
+	}
+	ctx := context.Background()
+	p, err := ociimage.HostPlatform()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bin := buildRedirector(t, p, filepath.Join(dir, "redirector"))
+	opts := Options{Platform: p, Redirector: bin, Version: testVersion}
+
+	archives := make([]string, 2)
+	digests := make([]v1.Hash, 2)
+	for i := range archives {
+		img, err := Build(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if digests[i], err = img.Digest(); err != nil {
+			t.Fatal(err)
+		}
+		archives[i] = filepath.Join(dir, fmt.Sprintf("redirector-%d.oci.tar", i))
+		f, err := os.Create(archives[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ociimage.WriteArchive(f, Ref(testVersion), img); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("reproducible", func(t *testing.T) {
+		if digests[0] != digests[1] {
+			t.Errorf("two builds, two digests: %s and %s", digests[0], digests[1])
+		}
+		a, b := fileSum(t, archives[0]), fileSum(t, archives[1])
+		if a != b {
+			t.Errorf("two builds, two archives: sha256 %s and %s", a, b)
+		}
+		t.Logf("image %s, archive sha256:%s", digests[0], a)
+	})
+
+	idx, err := ociimage.ReadArchive(archives[0], filepath.Join(dir, "layout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(im.Manifests) != 1 || im.Manifests[0].Annotations[ociimage.AnnotationRefName] != Ref(testVersion) {
+		t.Fatalf("index.json %+v, want one image named %s", im.Manifests, Ref(testVersion))
+	}
+	img, err := idx.Image(im.Manifests[0].Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootfs := filepath.Join(dir, "rootfs")
+	if err := ociimage.Unpack(img, rootfs); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("config", func(t *testing.T) {
+		cf, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := cf.Config
+		if !slices.Equal(c.Entrypoint, []string{RedirectorPath}) || c.User != "0:0" || cf.Architecture != p.GOARCH || cf.OS != "linux" {
+			t.Errorf("entrypoint %q user %q platform %s/%s", c.Entrypoint, c.User, cf.OS, cf.Architecture)
+		}
+		if c.Labels[ociimage.LabelSource] != Source || c.Labels[ociimage.LabelVersion] != testVersion {
+			t.Errorf("labels %v", c.Labels)
+		}
+		if !slices.Contains(c.Env, "PATH="+ociimage.DefaultPath) {
+			t.Errorf("env %q lacks PATH", c.Env)
+		}
+		layers, _ := img.Layers()
+		var total int64
+		for _, l := range layers {
+			s, _ := l.Size()
+			total += s
+		}
+		t.Logf("%d layers, %d bytes compressed", len(layers), total)
+	})
+
+	t.Run("contents", func(t *testing.T) {
+		sbin := []string{"xtables-nft-multi", "xtables-legacy-multi"}
+		for _, mode := range []string{"nft", "legacy"} {
+			for _, fam := range []string{"iptables", "ip6tables"} {
+				for _, suffix := range []string{"", "-save", "-restore"} {
+					sbin = append(sbin, fam+"-"+mode+suffix)
+				}
+			}
+		}
+		want := []string{RedirectorPath, "/tmp", "/run", "/etc/protocols",
+			"/usr/lib/" + p.Triplet + "/xtables/libxt_REDIRECT.so",
+			"/usr/lib/" + p.Triplet + "/xtables/libxt_owner.so",
+			"/usr/lib/" + p.Triplet + "/xtables/libxt_comment.so",
+			"/usr/lib/" + p.Triplet + "/xtables/libxt_tcp.so",
+			"/lib/" + p.Triplet + "/libc.so.6"}
+		for _, s := range sbin {
+			want = append(want, "/usr/sbin/"+s)
+		}
+		for _, w := range want {
+			if _, err := os.Stat(filepath.Join(rootfs, w)); err != nil {
+				t.Errorf("missing %s: %v", w, err)
+			}
+		}
+		for _, absent := range []string{"/usr/share/doc", "/usr/share/man", "/usr/sbin/iptables-apply", "/bin/sh", "/usr/sbin/iptables"} {
+			if _, err := os.Lstat(filepath.Join(rootfs, absent)); err == nil {
+				t.Errorf("%s is in the image, want it left out", absent)
+			}
+		}
+		if fi, err := os.Stat(filepath.Join(rootfs, "tmp")); err != nil || fi.Mode()&os.ModeSticky == 0 || fi.Mode().Perm() != 0o777 {
+			t.Errorf("/tmp: %v %v, want 1777", fi.Mode(), err)
+		}
+	})
+
+	// What a container runtime adds: /proc and /dev/null.
+	must(t, os.MkdirAll(filepath.Join(rootfs, "proc"), 0o555))
+	must(t, os.MkdirAll(filepath.Join(rootfs, "dev"), 0o755))
+	must(t, os.WriteFile(filepath.Join(rootfs, "dev/null"), nil, 0o666))
+
+	t.Run("iptables runs from the image", func(t *testing.T) {
+		for _, mode := range []string{"nft", "legacy"} {
+			for _, fam := range []string{"iptables", "ip6tables"} {
+				prog := "/usr/sbin/" + fam + "-" + mode
+				t.Run(fam+"-"+mode, func(t *testing.T) {
+					run := inNetns(t, rootfs)
+					run.ok(t, prog+"-save")
+					run.ok(t, prog, "-t", "nat", "-A", "OUTPUT", "-p", "tcp", "--dport", "1", "-j", "REDIRECT", "--to-ports", "2")
+					run.okIn(t, restoreScript(fam), prog+"-restore", "--noflush")
+					saved := run.ok(t, prog+"-save", "-t", "nat")
+					for _, rule := range []string{
+						"-A OUTPUT -p tcp -m tcp --dport 1 -j REDIRECT --to-ports 2",
+						"-A MESHINIT_IMAGE_TEST -m owner --uid-owner 1337 -m comment --comment \"image test: proxy\" -j RETURN",
+						"-A MESHINIT_IMAGE_TEST -p tcp -m multiport --dports 80,443 -j REDIRECT --to-ports 15001",
+					} {
+						if !strings.Contains(saved, rule) {
+							t.Errorf("%s-save lacks %q:\n%s", prog, rule, saved)
+						}
+					}
+				})
+			}
+		}
+	})
+
+	t.Run("redirector applies and cleans up", func(t *testing.T) {
+		if got := strings.TrimSpace(inNetns(t, rootfs).ok(t, RedirectorPath, "version")); got != testVersion {
+			t.Errorf("redirector version = %q, want %q", got, testVersion)
+		}
+		for _, mode := range []string{"nft", "legacy"} {
+			t.Run(mode, func(t *testing.T) {
+				run := inNetns(t, rootfs)
+				save := "/usr/sbin/iptables-" + mode + "-save"
+				run.ok(t, RedirectorPath, "apply", "--iptables-mode", mode, "--ipv6", "off")
+				if saved := run.ok(t, save, "-t", "nat"); !strings.Contains(saved, "-j REDIRECT --to-ports 15001") {
+					t.Errorf("after apply, %s shows no redirect to 15001:\n%s", save, saved)
+				}
+				run.ok(t, RedirectorPath, "cleanup")
+				if saved := run.ok(t, save, "-t", "nat"); strings.Contains(saved, "REDIRECT") {
+					t.Errorf("after cleanup, %s still redirects:\n%s", save, saved)
+				}
+			})
+		}
+	})
+}
+
+// restoreScript exercises the extension modules a redirector uses (tcp,
+// owner, comment, multiport, REDIRECT, RETURN) and a chain of its own.
+func restoreScript(fam string) string {
+	cidr := "192.0.2.0/24" // TEST-NET-1: only written into a rule, never reached
+	if fam == "ip6tables" {
+		cidr = "2001:db8::/32"
+	}
+	return `*nat
+:MESHINIT_IMAGE_TEST - [0:0]
+-A OUTPUT -p tcp -j MESHINIT_IMAGE_TEST
+-A MESHINIT_IMAGE_TEST -m owner --uid-owner 1337 -m comment --comment "image test: proxy" -j RETURN
+-A MESHINIT_IMAGE_TEST -m owner --gid-owner 1337 -j RETURN
+-A MESHINIT_IMAGE_TEST -o lo -j RETURN
+-A MESHINIT_IMAGE_TEST -d ` + cidr + ` -j RETURN
+-A MESHINIT_IMAGE_TEST -p tcp -m tcp --dport 15020:15021 -j RETURN
+-A MESHINIT_IMAGE_TEST -p tcp -m multiport --dports 80,443 -j REDIRECT --to-ports 15001
+COMMIT
+`
+}
+
+// netnsRunner runs programs of an unpacked image with chroot inside one
+// network namespace, with /proc and /dev/null mounted as a runtime would.
+type netnsRunner struct{ name, rootfs string }
+
+var netnsCount atomic.Int64
+
+// inNetns creates a fresh network namespace, deleted when the test ends.
+func inNetns(t *testing.T, rootfs string) netnsRunner {
+	t.Helper()
+	name := fmt.Sprintf("meshinit-image-%d-%d", os.Getpid(), netnsCount.Add(1))
+	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add %s: %v: %s", name, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil {
+			t.Errorf("ip netns del %s: %v: %s", name, err, out)
+		}
+	})
+	return netnsRunner{name: name, rootfs: rootfs}
+}
+
+func (r netnsRunner) ok(t *testing.T, args ...string) string {
+	t.Helper()
+	return r.okIn(t, "", args...)
+}
+
+// okIn runs args (a program in the image and its arguments) with stdin.
+func (r netnsRunner) okIn(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	// A private mount namespace (unshare --mount) keeps these mounts away
+	// from the host; they vanish with the process.
+	script := `mount --bind /dev/null "$0/dev/null" && exec chroot "$0" "$@"`
+	full := append([]string{"netns", "exec", r.name, "unshare", "--mount", "--pid", "--fork",
+		"--mount-proc=" + filepath.Join(r.rootfs, "proc"), "sh", "-c", script, r.rootfs}, args...)
+	cmd := exec.Command("ip", full...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("in the image: %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// buildRedirector builds the real redirector, statically, as hack/images
+// does.
+func buildRedirector(t *testing.T, p ociimage.Platform, out string) string {
+	t.Helper()
+	cmd := exec.Command("go", "build", "-trimpath",
+		"-ldflags", "-s -w -X github.com/meshinit/meshinit/initimage/command.Version="+testVersion,
+		"-o", out, "github.com/meshinit/meshinit/initimage/cmd/redirector")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+p.GOARCH)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build redirector: %v\n%s", err, b)
+	}
+	return out
+}
+
+func fileSum(t *testing.T, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%x", sha256.Sum256(b))
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
