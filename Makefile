@@ -55,3 +55,10 @@ bench-redirect: deps
 	$(GO) build -o _output/bench/bench-redirect ./hack/bench/redirect && \
 	_output/bench/bench-redirect -redirector _output/bench/redirector -pilot-agent "$$agent" \
 		-istio-version "$$(basename "$$(dirname "$$agent")")" -n $(BENCH_N)
+
+# Architectures `make images` builds; e.g. ARCHS=amd64,arm64 (adds a multi-platform redirector.oci.tar).
+ARCHS ?= $(shell $(GO) env GOARCH)
+
+## images: the redirector image as OCI archives in _output/images, without Docker (ctr -n k8s.io images import <file>).
+images:
+	$(GO) run ./hack/images -arch $(ARCHS) $(if $(VERSION),-version $(VERSION))
