@@ -3,7 +3,9 @@ package image
 import (
 	"context"
 	"crypto/sha256"
+	"debug/elf"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,24 +41,8 @@ func TestImage(t *testing.T) {
 	archives := make([]string, 2)
 	digests := make([]v1.Hash, 2)
 	for i := range archives {
-		img, err := Build(ctx, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if digests[i], err = img.Digest(); err != nil {
-			t.Fatal(err)
-		}
 		archives[i] = filepath.Join(dir, fmt.Sprintf("redirector-%d.oci.tar", i))
-		f, err := os.Create(archives[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := ociimage.WriteArchive(f, Ref(testVersion), img); err != nil {
-			t.Fatal(err)
-		}
-		if err := f.Close(); err != nil {
-			t.Fatal(err)
-		}
+		digests[i] = buildArchive(t, ctx, opts, archives[i])
 	}
 
 	t.Run("reproducible", func(t *testing.T) {
@@ -70,25 +56,7 @@ func TestImage(t *testing.T) {
 		t.Logf("image %s, archive sha256:%s", digests[0], a)
 	})
 
-	idx, err := ociimage.ReadArchive(archives[0], filepath.Join(dir, "layout"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	im, err := idx.IndexManifest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(im.Manifests) != 1 || im.Manifests[0].Annotations[ociimage.AnnotationRefName] != Ref(testVersion) {
-		t.Fatalf("index.json %+v, want one image named %s", im.Manifests, Ref(testVersion))
-	}
-	img, err := idx.Image(im.Manifests[0].Digest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rootfs := filepath.Join(dir, "rootfs")
-	if err := ociimage.Unpack(img, rootfs); err != nil {
-		t.Fatal(err)
-	}
+	img, rootfs := unpackArchive(t, archives[0], filepath.Join(dir, "unpacked"))
 
 	t.Run("config", func(t *testing.T) {
 		cf, err := img.ConfigFile()
@@ -114,38 +82,7 @@ func TestImage(t *testing.T) {
 		t.Logf("%d layers, %d bytes compressed", len(layers), total)
 	})
 
-	t.Run("contents", func(t *testing.T) {
-		sbin := []string{"xtables-nft-multi", "xtables-legacy-multi"}
-		for _, mode := range []string{"nft", "legacy"} {
-			for _, fam := range []string{"iptables", "ip6tables"} {
-				for _, suffix := range []string{"", "-save", "-restore"} {
-					sbin = append(sbin, fam+"-"+mode+suffix)
-				}
-			}
-		}
-		want := []string{RedirectorPath, "/tmp", "/run", "/etc/protocols",
-			"/usr/lib/" + p.Triplet + "/xtables/libxt_REDIRECT.so",
-			"/usr/lib/" + p.Triplet + "/xtables/libxt_owner.so",
-			"/usr/lib/" + p.Triplet + "/xtables/libxt_comment.so",
-			"/usr/lib/" + p.Triplet + "/xtables/libxt_tcp.so",
-			"/lib/" + p.Triplet + "/libc.so.6"}
-		for _, s := range sbin {
-			want = append(want, "/usr/sbin/"+s)
-		}
-		for _, w := range want {
-			if _, err := os.Stat(filepath.Join(rootfs, w)); err != nil {
-				t.Errorf("missing %s: %v", w, err)
-			}
-		}
-		for _, absent := range []string{"/usr/share/doc", "/usr/share/man", "/usr/sbin/iptables-apply", "/bin/sh", "/usr/sbin/iptables"} {
-			if _, err := os.Lstat(filepath.Join(rootfs, absent)); err == nil {
-				t.Errorf("%s is in the image, want it left out", absent)
-			}
-		}
-		if fi, err := os.Stat(filepath.Join(rootfs, "tmp")); err != nil || fi.Mode()&os.ModeSticky == 0 || fi.Mode().Perm() != 0o777 {
-			t.Errorf("/tmp: %v %v, want 1777", fi.Mode(), err)
-		}
-	})
+	t.Run("contents", func(t *testing.T) { checkContents(t, rootfs, p) })
 
 	// What a container runtime adds: /proc and /dev/null.
 	must(t, os.MkdirAll(filepath.Join(rootfs, "proc"), 0o555))
@@ -195,6 +132,147 @@ func TestImage(t *testing.T) {
 			})
 		}
 	})
+}
+
+// checkContents checks an unpacked image of platform p holds what the
+// redirector runs, for p's machine, and none of what it does not need.
+func checkContents(t *testing.T, rootfs string, p ociimage.Platform) {
+	t.Helper()
+	sbin := []string{"xtables-nft-multi", "xtables-legacy-multi"}
+	for _, mode := range []string{"nft", "legacy"} {
+		for _, fam := range []string{"iptables", "ip6tables"} {
+			for _, suffix := range []string{"", "-save", "-restore"} {
+				sbin = append(sbin, fam+"-"+mode+suffix)
+			}
+		}
+	}
+	want := []string{RedirectorPath, "/tmp", "/run", "/etc/protocols",
+		"/usr/lib/" + p.Triplet + "/xtables/libxt_REDIRECT.so",
+		"/usr/lib/" + p.Triplet + "/xtables/libxt_owner.so",
+		"/usr/lib/" + p.Triplet + "/xtables/libxt_comment.so",
+		"/usr/lib/" + p.Triplet + "/xtables/libxt_tcp.so",
+		"/lib/" + p.Triplet + "/libc.so.6"}
+	for _, s := range sbin {
+		want = append(want, "/usr/sbin/"+s)
+	}
+	for _, w := range want {
+		if _, err := os.Stat(filepath.Join(rootfs, w)); err != nil {
+			t.Errorf("missing %s: %v", w, err)
+		}
+	}
+	for _, absent := range []string{"/usr/share/doc", "/usr/share/man", "/usr/sbin/iptables-apply", "/bin/sh", "/usr/sbin/iptables"} {
+		if _, err := os.Lstat(filepath.Join(rootfs, absent)); err == nil {
+			t.Errorf("%s is in the image, want it left out", absent)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(rootfs, "tmp")); err != nil {
+		t.Error(err)
+	} else if fi.Mode()&os.ModeSticky == 0 || fi.Mode().Perm() != 0o777 {
+		t.Errorf("/tmp mode %v, want 1777", fi.Mode())
+	}
+	// Every ELF file is for p: no host library slipped in.
+	err := filepath.WalkDir(rootfs, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		f, err := elf.Open(path)
+		if err != nil {
+			return nil // not ELF
+		}
+		defer f.Close()
+		if f.Machine != p.Machine {
+			t.Errorf("%s is for %v, want %v", strings.TrimPrefix(path, rootfs), f.Machine, p.Machine)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestImageOtherArchitectures builds the image for every other supported
+// architecture and checks its contents; the programs cannot run here
+// (emulators lack the netfilter netlink protocol), but a library or module
+// of the wrong architecture, or a missing one, fails the build or the check.
+func TestImageOtherArchitectures(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: needs root (apt-get into the package cache); CI runs as root")
+	}
+	host, err := ociimage.HostPlatform()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, arch := range ociimage.SupportedArchs() {
+		if arch == host.GOARCH {
+			continue
+		}
+		t.Run(arch, func(t *testing.T) {
+			p, _ := ociimage.LookupPlatform(arch)
+			dir := t.TempDir()
+			bin := buildRedirector(t, p, filepath.Join(dir, "redirector"))
+			archive := filepath.Join(dir, "redirector.oci.tar")
+			buildArchive(t, context.Background(), Options{Platform: p, Redirector: bin, Version: testVersion}, archive)
+			img, rootfs := unpackArchive(t, archive, filepath.Join(dir, "unpacked"))
+			cf, err := img.ConfigFile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cf.Architecture != p.GOARCH {
+				t.Errorf("config architecture %q, want %q", cf.Architecture, p.GOARCH)
+			}
+			checkContents(t, rootfs, p)
+		})
+	}
+}
+
+// buildArchive builds the image and writes it as an OCI archive to file.
+func buildArchive(t *testing.T, ctx context.Context, opts Options, file string) v1.Hash {
+	t.Helper()
+	img, err := Build(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ociimage.WriteArchive(f, Ref(testVersion), img); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// unpackArchive reads the archive's one image, checks its name and unpacks
+// its root file system into dir/rootfs.
+func unpackArchive(t *testing.T, file, dir string) (v1.Image, string) {
+	t.Helper()
+	idx, err := ociimage.ReadArchive(file, filepath.Join(dir, "layout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(im.Manifests) != 1 || im.Manifests[0].Annotations[ociimage.AnnotationRefName] != Ref(testVersion) {
+		t.Fatalf("index.json %+v, want one image named %s", im.Manifests, Ref(testVersion))
+	}
+	img, err := idx.Image(im.Manifests[0].Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootfs := filepath.Join(dir, "rootfs")
+	if err := ociimage.Unpack(img, rootfs); err != nil {
+		t.Fatal(err)
+	}
+	return img, rootfs
 }
 
 // restoreScript exercises the extension modules a redirector uses (tcp,
