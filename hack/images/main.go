@@ -36,15 +36,16 @@ func main() {
 	archs := flag.String("arch", runtime.GOARCH, "comma-separated architectures: "+strings.Join(ociimage.SupportedArchs(), ", "))
 	version := flag.String("version", "", "image version and tag (default: git describe --tags --always --dirty, else dev)")
 	out := flag.String("out", "_output/images", "directory the archives are written to")
+	refresh := flag.Bool("refresh", false, "fetch Debian's package lists again first (new security updates); otherwise the cached lists are reused")
 	verbose := flag.Bool("v", false, "show apt's output")
 	flag.Parse()
-	if err := run(context.Background(), strings.Split(*archs, ","), *version, *out, *verbose); err != nil {
+	if err := run(context.Background(), strings.Split(*archs, ","), *version, *out, *refresh, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "images:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, archs []string, version, out string, verbose bool) error {
+func run(ctx context.Context, archs []string, version, out string, refresh, verbose bool) error {
 	if version == "" {
 		version = gitVersion()
 	}
@@ -73,6 +74,7 @@ func run(ctx context.Context, archs []string, version, out string, verbose bool)
 			return err
 		}
 		opts := image.Options{Platform: p, Redirector: bin, Version: version, Created: created}
+		opts.Debian.Refresh = refresh
 		if verbose {
 			opts.Debian.Log = os.Stderr
 		}
@@ -143,14 +145,26 @@ func write(file, ref string, a ociimage.Artifact) error {
 // or "dev" outside a git checkout.
 func gitVersion() string {
 	out, err := exec.Command("git", "describe", "--tags", "--always", "--dirty").Output()
-	v := strings.TrimSpace(string(out))
-	if err != nil || v == "" {
+	if err != nil {
 		return "dev"
+	}
+	return tagSafe(string(out))
+}
+
+// tagSafe makes s a valid image tag: [A-Za-z0-9_.-], at most 128
+// characters, "dev" when empty.
+func tagSafe(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "dev"
+	}
+	if len(s) > 128 {
+		s = s[:128]
 	}
 	return strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' {
 			return r
 		}
 		return '-'
-	}, v)
+	}, s)
 }

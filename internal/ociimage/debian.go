@@ -40,6 +40,10 @@ type DebianOptions struct {
 	// downloaded packages (debs/<arch>/), reused by later builds. Default:
 	// $MESHINIT_CACHE, else "/var/cache/meshinit".
 	CacheDir string
+	// Refresh fetches the package lists again before resolving, to pick up
+	// new (security) versions. Default: false, lists are fetched only when
+	// missing or stale, so builds repeat exactly until refreshed.
+	Refresh bool
 	// Log receives apt's output. Default: discarded (it is quoted in errors).
 	Log io.Writer
 }
@@ -95,8 +99,8 @@ type Deb struct {
 // (Depends and Pre-Depends, not Recommends), as apt would install them on an
 // empty system, into the cache, reusing packages already there. It returns
 // them in apt's install order. The network is used only for what the cache
-// lacks: package lists are fetched when missing, or again when a listed
-// package has left the archive.
+// lacks: package lists are fetched when missing (or Refresh is set), or
+// again when a listed package has left the archive.
 func FetchDebs(ctx context.Context, opts DebianOptions, names ...string) ([]Deb, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
@@ -120,7 +124,7 @@ func FetchDebs(ctx context.Context, opts DebianOptions, names ...string) ([]Deb,
 
 	var lastErr error
 	for attempt := 0; attempt < 2; attempt++ {
-		if attempt > 0 || !a.hasLists() {
+		if attempt > 0 || opts.Refresh || !a.hasLists() {
 			if err := a.run(ctx, "", "update"); err != nil {
 				return nil, err
 			}
