@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Builds pinned upstream binaries (Kubernetes, etcd) from the tools module
+# hack/tools/go.mod into a cache outside the repository, keyed by version:
+#   ${MESHINIT_CACHE:-/var/cache/meshinit}/kubernetes-<version>/bin
+# Only missing binaries are built; a warm run is instant. Progress goes to
+# stderr, the bin dir is the last line of output (on stdout), so:
+#   KUBEBUILDER_ASSETS=$(hack/upstream-binaries.sh envtest | tail -1)
+set -euo pipefail
+
+case "${1:-}" in
+envtest) bins=(kube-apiserver kubectl etcd) ;;
+cluster) bins=(kube-apiserver kubectl etcd kubelet kube-controller-manager kube-scheduler kube-proxy) ;;
+*) echo "usage: $0 envtest|cluster" >&2; exit 2 ;;
+esac
+
+GO=${GO:-go}
+tools=$(cd "$(dirname "$0")/tools" && pwd)
+# The version is pinned in hack/tools/go.mod; the Makefile's KUBERNETES_VERSION must agree.
+version=$(awk '$1 == "k8s.io/kubernetes" { print $2 }' "$tools/go.mod")
+if [[ -n "${KUBERNETES_VERSION:-}" && "$KUBERNETES_VERSION" != "$version" ]]; then
+	echo "KUBERNETES_VERSION=$KUBERNETES_VERSION, but hack/tools/go.mod pins k8s.io/kubernetes $version" >&2
+	exit 1
+fi
+bin=${MESHINIT_CACHE:-/var/cache/meshinit}/kubernetes-$version/bin
+mkdir -p "$bin"
+trap 'rm -f "$bin"/.*.tmp.$$' EXIT
+
+ldflags() { # what Kubernetes' own build stamps, so --version reports $version
+	local v=${version#v} date
+	# The module proxy does not record the release commit: gitCommit says where the source came from.
+	date=$(cd "$tools" && GOWORK=off "$GO" list -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' k8s.io/kubernetes)
+	local out="-s -w"
+	for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+		out+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=${v%%.*} -X $pkg.gitMinor=$(cut -d. -f2 <<<"$v")"
+		out+=" -X $pkg.gitCommit=k8s.io/kubernetes@$version -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
+	done
+	echo "$out"
+}
+
+for name in "${bins[@]}"; do
+	if [[ -x "$bin/$name" ]]; then
+		echo "$name: cached" >&2
+		continue
+	fi
+	case "$name" in
+	etcd) pkg=go.etcd.io/etcd/server/v3 ;; # version pinned in hack/tools/go.mod (the one Kubernetes uses)
+	*) pkg=k8s.io/kubernetes/cmd/$name ;;
+	esac
+	[[ -n "${ldflags:-}" ]] || ldflags=$(ldflags)
+	start=$SECONDS
+	tmp=$bin/.$name.tmp.$$ # renamed when complete: an interrupted build leaves no half binary
+	(cd "$tools" && GOWORK=off CGO_ENABLED=0 "$GO" build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$tmp" "$pkg")
+	mv -f "$tmp" "$bin/$name"
+	echo "$name: built in $((SECONDS - start))s" >&2
+done
+echo "$bin"
