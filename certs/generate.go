@@ -1,0 +1,122 @@
+package certs
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"time"
+)
+
+// keyPair is a parsed certificate with its private key, and their PEM.
+type keyPair struct {
+	cert    *x509.Certificate
+	key     crypto.Signer
+	certPEM []byte
+	keyPEM  []byte
+}
+
+// maxBackdate bounds how far before issuance a certificate's NotBefore lies,
+// so a peer whose clock is a little behind already accepts it.
+const maxBackdate = time.Minute
+
+// backdate is how far NotBefore precedes issuance: a tenth of the validity
+// (so short test lifetimes stay meaningful), at most maxBackdate.
+func backdate(validity time.Duration) time.Duration {
+	return min(maxBackdate, validity/10)
+}
+
+// newCA issues a self-signed CA certificate valid from now for validity.
+func newCA(now time.Time, validity time.Duration) (*keyPair, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generating CA key: %w", err)
+	}
+	serial, err := newSerial()
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: fmt.Sprintf("meshinit-webhook-ca@%d", now.Unix())},
+		NotBefore:             now.Add(-backdate(validity)),
+		NotAfter:              now.Add(validity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		MaxPathLenZero:        true,
+	}
+	return sign(tmpl, nil, key)
+}
+
+// newServing issues a serving certificate for dnsNames signed by ca, valid
+// from now for validity but never beyond ca's NotAfter.
+func newServing(ca *keyPair, dnsNames []string, now time.Time, validity time.Duration) (*keyPair, error) {
+	if len(dnsNames) == 0 {
+		return nil, fmt.Errorf("issuing serving certificate: no DNS names")
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generating serving key: %w", err)
+	}
+	serial, err := newSerial()
+	if err != nil {
+		return nil, err
+	}
+	notAfter := now.Add(validity)
+	if notAfter.After(ca.cert.NotAfter) {
+		notAfter = ca.cert.NotAfter
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: dnsNames[0]},
+		DNSNames:              dnsNames,
+		NotBefore:             now.Add(-backdate(validity)),
+		NotAfter:              notAfter,
+		KeyUsage:              x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+	}
+	return sign(tmpl, ca, key)
+}
+
+// sign creates the certificate for tmpl and key, signed by parent (self-signed
+// when parent is nil), and parses it back.
+func sign(tmpl *x509.Certificate, parent *keyPair, key crypto.Signer) (*keyPair, error) {
+	parentCert, parentKey := tmpl, key
+	if parent != nil {
+		parentCert, parentKey = parent.cert, parent.key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parentCert, key.Public(), parentKey)
+	if err != nil {
+		return nil, fmt.Errorf("signing certificate %q: %w", tmpl.Subject.CommonName, err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, fmt.Errorf("parsing certificate %q just signed: %w", tmpl.Subject.CommonName, err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("encoding key of %q: %w", tmpl.Subject.CommonName, err)
+	}
+	return &keyPair{
+		cert:    cert,
+		key:     key,
+		certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		keyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+	}, nil
+}
+
+// newSerial returns a random positive 128-bit serial number.
+func newSerial() (*big.Int, error) {
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
+	if err != nil {
+		return nil, fmt.Errorf("generating serial number: %w", err)
+	}
+	return serial.Add(serial, big.NewInt(1)), nil
+}
