@@ -131,11 +131,21 @@ func outboundRules(c Config, f Family) []Rule {
 	}
 	uid := strconv.FormatUint(uint64(c.ProxyUID), 10)
 	gid := strconv.FormatUint(uint64(c.ProxyGID), 10)
-	rules := []Rule{
+	var rules []Rule
+	if !c.IncludeInboundPorts.IsEmpty() {
+		// The proxy calling its own pod IP (an app calling itself through a
+		// Service) must pass the inbound proxy too, as istio-init does; the
+		// inbound chain applies the same port exclusions as for any peer.
+		rules = append(rules, Rule{Chain: ChainOutbound,
+			Match:   []string{"!", "-d", loopback(f).String(), "-o", "lo", "-m", "owner", "--uid-owner", uid},
+			Target:  jump(ChainInbound),
+			Comment: "proxy calling its own pod IP goes through inbound"})
+	}
+	rules = append(rules, []Rule{
 		{Chain: ChainOutbound, Match: []string{"-m", "owner", "--uid-owner", uid}, Target: ret(), Comment: "proxy traffic (uid " + uid + ")"},
 		{Chain: ChainOutbound, Match: []string{"-m", "owner", "--gid-owner", gid}, Target: ret(), Comment: "proxy traffic (gid " + gid + ")"},
 		{Chain: ChainOutbound, Match: []string{"-o", "lo"}, Target: ret(), Comment: "loopback"},
-	}
+	}...)
 	for _, r := range c.ExcludeOutboundPorts.Ranges {
 		rules = append(rules, Rule{Chain: ChainOutbound, Match: tcpPorts(r), Target: ret(), Comment: "excluded outbound port " + r.String()})
 	}
@@ -150,6 +160,13 @@ func outboundRules(c Config, f Family) []Rule {
 		rules = append(rules, Rule{Chain: ChainOutbound, Match: append(dst(p), tcp()...), Target: toProxy, Comment: "included outbound CIDR " + p.String()})
 	}
 	return rules
+}
+
+func loopback(f Family) netip.Prefix {
+	if f == IPv6 {
+		return netip.MustParsePrefix("::1/128")
+	}
+	return netip.MustParsePrefix("127.0.0.1/32")
 }
 
 func tcp() []string { return []string{"-p", "tcp"} }

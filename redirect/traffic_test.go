@@ -43,6 +43,12 @@ func TestTraffic(t *testing.T) {
 						p.ask(p.podNS, appUID, appUID, hostPort(fam.peer, 9091)), "peer-9091")
 					expect(t, "outbound to an excluded CIDR",
 						p.ask(p.podNS, appUID, appUID, hostPort(fam.excludedPeer, 9090)), "peer-9090")
+					expect(t, "the proxy calling its own pod IP",
+						p.ask(p.podNS, proxyUID, proxyUID, hostPort(fam.pod, 8080)), "proxy-inbound orig="+hostPort(fam.pod, 8080))
+					expect(t, "the proxy calling its own pod IP on an excluded port",
+						p.ask(p.podNS, proxyUID, proxyUID, hostPort(fam.pod, 8081)), "app-8081")
+					expect(t, "the app calling its own pod IP",
+						p.ask(p.podNS, appUID, appUID, hostPort(fam.pod, 8080)), "app-8080")
 					expect(t, "outbound over loopback",
 						p.ask(p.podNS, appUID, appUID, hostPort(fam.loopback, 8080)), "app-8080")
 				})
