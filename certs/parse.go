@@ -127,7 +127,7 @@ func parseKeyPEM(data []byte) (crypto.Signer, error) {
 		return nil, fmt.Errorf("PEM type %q, want PRIVATE KEY, EC PRIVATE KEY or RSA PRIVATE KEY", block.Type)
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("parsing %s: %w", block.Type, err)
 	}
 	signer, ok := key.(crypto.Signer)
 	if !ok {

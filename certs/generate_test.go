@@ -1,0 +1,111 @@
+package certs
+
+import (
+	"crypto/x509"
+	"slices"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func mustCA(t *testing.T, now time.Time, validity time.Duration) *keyPair {
+	t.Helper()
+	ca, err := newCA(now, validity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca
+}
+
+func mustServing(t *testing.T, ca *keyPair, names []string, now time.Time, validity time.Duration) *keyPair {
+	t.Helper()
+	kp, err := newServing(ca, names, now, validity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kp
+}
+
+func TestNewCA(t *testing.T) {
+	ca := mustCA(t, t0, 365*24*time.Hour)
+	c := ca.cert
+	if !c.IsCA || !c.BasicConstraintsValid || !c.MaxPathLenZero {
+		t.Errorf("IsCA=%v BasicConstraintsValid=%v MaxPathLenZero=%v, want a CA that signs only leaves", c.IsCA, c.BasicConstraintsValid, c.MaxPathLenZero)
+	}
+	if c.KeyUsage&x509.KeyUsageCertSign == 0 {
+		t.Errorf("KeyUsage %b lacks CertSign", c.KeyUsage)
+	}
+	if err := c.CheckSignatureFrom(c); err != nil {
+		t.Errorf("not self-signed: %v", err)
+	}
+	if want := t0.Add(-maxBackdate); !c.NotBefore.Equal(want) {
+		t.Errorf("NotBefore %s, want %s", c.NotBefore, want)
+	}
+	if want := t0.Add(365 * 24 * time.Hour); !c.NotAfter.Equal(want) {
+		t.Errorf("NotAfter %s, want %s", c.NotAfter, want)
+	}
+	if len(c.SubjectKeyId) == 0 {
+		t.Error("no SubjectKeyId")
+	}
+	other := mustCA(t, t0, time.Hour)
+	if c.SerialNumber.Cmp(other.cert.SerialNumber) == 0 || c.Subject.CommonName == "" {
+		t.Errorf("serial %v repeated or empty CommonName %q", c.SerialNumber, c.Subject.CommonName)
+	}
+}
+
+func TestNewServing(t *testing.T) {
+	names := DNSNames("meshinit-webhook", "meshinit-system")
+	ca := mustCA(t, t0, 365*24*time.Hour)
+	for _, tc := range []struct {
+		name         string
+		validity     time.Duration
+		wantNotAfter time.Time
+		wantBackdate time.Duration
+	}{
+		{"within the CA's lifetime", 90 * 24 * time.Hour, t0.Add(90 * 24 * time.Hour), maxBackdate},
+		{"clamped to the CA's NotAfter", 400 * 24 * time.Hour, ca.cert.NotAfter, maxBackdate},
+		{"short lifetime, short backdate", 30 * time.Second, t0.Add(30 * time.Second), 3 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kp := mustServing(t, ca, names, t0, tc.validity)
+			c := kp.cert
+			if !slices.Equal(c.DNSNames, names) {
+				t.Errorf("DNSNames %v, want %v", c.DNSNames, names)
+			}
+			if c.IsCA {
+				t.Error("serving certificate is a CA")
+			}
+			if c.KeyUsage != x509.KeyUsageDigitalSignature || !slices.Equal(c.ExtKeyUsage, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}) {
+				t.Errorf("KeyUsage %b ExtKeyUsage %v, want DigitalSignature and ServerAuth only", c.KeyUsage, c.ExtKeyUsage)
+			}
+			if !c.NotAfter.Equal(tc.wantNotAfter) {
+				t.Errorf("NotAfter %s, want %s", c.NotAfter, tc.wantNotAfter)
+			}
+			if want := t0.Add(-tc.wantBackdate); !c.NotBefore.Equal(want) {
+				t.Errorf("NotBefore %s, want %s", c.NotBefore, want)
+			}
+			roots := x509.NewCertPool()
+			roots.AddCert(ca.cert)
+			for _, name := range names {
+				if _, err := c.Verify(x509.VerifyOptions{DNSName: name, Roots: roots, CurrentTime: t0}); err != nil {
+					t.Errorf("verifying for %s: %v", name, err)
+				}
+			}
+			if _, err := c.Verify(x509.VerifyOptions{DNSName: "other.example", Roots: roots, CurrentTime: t0}); err == nil {
+				t.Error("verified for a name it was not issued for")
+			}
+		})
+	}
+	if _, err := newServing(ca, nil, t0, time.Hour); err == nil {
+		t.Error("issued a serving certificate without DNS names")
+	}
+}
+
+func TestDNSNames(t *testing.T) {
+	got := DNSNames("svc", "ns")
+	want := []string{"svc", "svc.ns", "svc.ns.svc", "svc.ns.svc.cluster.local"}
+	if !slices.Equal(got, want) {
+		t.Errorf("DNSNames = %v, want %v", got, want)
+	}
+}
