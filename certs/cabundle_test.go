@@ -1,0 +1,56 @@
+package certs
+
+import (
+	"bytes"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+)
+
+func TestSetCABundle(t *testing.T) {
+	bundle := []byte("bundle")
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{Webhooks: []admissionregistrationv1.MutatingWebhook{
+		{Name: "a", ClientConfig: admissionregistrationv1.WebhookClientConfig{CABundle: bundle}},
+		{Name: "b"},
+	}}
+	if !setCABundle(cfg, bundle) {
+		t.Error("setCABundle reported no change though webhook b had no caBundle")
+	}
+	for _, w := range cfg.Webhooks {
+		if !bytes.Equal(w.ClientConfig.CABundle, bundle) {
+			t.Errorf("webhook %s caBundle %q, want %q", w.Name, w.ClientConfig.CABundle, bundle)
+		}
+	}
+	if setCABundle(cfg, bundle) {
+		t.Error("setCABundle reported a change on a second call")
+	}
+}
+
+func TestPublishedIn(t *testing.T) {
+	ca, other := mustCA(t, t0, caLife), mustCA(t, t0, caLife)
+	both := append(append([]byte{}, other.certPEM...), ca.certPEM...)
+	cfg := func(bundles ...[]byte) *admissionregistrationv1.MutatingWebhookConfiguration {
+		c := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		for _, b := range bundles {
+			c.Webhooks = append(c.Webhooks, admissionregistrationv1.MutatingWebhook{ClientConfig: admissionregistrationv1.WebhookClientConfig{CABundle: b}})
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		name    string
+		cfgName string
+		cfg     *admissionregistrationv1.MutatingWebhookConfiguration
+		want    bool
+	}{
+		{"no configuration kept", "", nil, true},
+		{"configuration missing", "meshinit", nil, false},
+		{"in every webhook's bundle", "meshinit", cfg(both, ca.certPEM), true},
+		{"missing from one webhook", "meshinit", cfg(both, other.certPEM), false},
+		{"one webhook without caBundle", "meshinit", cfg(ca.certPEM, nil), false},
+		{"no webhooks", "meshinit", cfg(), true},
+	} {
+		if got := publishedIn(tc.cfgName, tc.cfg)(ca.cert); got != tc.want {
+			t.Errorf("%s: published = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
