@@ -1,0 +1,216 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"maps"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLocalCluster brings the local cluster up (or reuses a running one),
+// runs pods from images built here, and tears it down, checking that
+// nothing is left. It needs root, `make tools-cluster` and
+// `hack/install-debian-packages.sh --cluster`; it skips, saying why,
+// without them.
+func TestLocalCluster(t *testing.T) {
+	opts := Options{Logf: t.Logf}
+	skipUnlessRunnable(t, opts)
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
+	defer cancel()
+
+	began := time.Now()
+	c, err := Up(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upTime := time.Since(began)
+	owned := !c.Reused()
+	t.Logf("timing: up %.1fs (%s)", upTime.Seconds(), map[bool]string{true: "cold: started here", false: "warm: already running"}[owned])
+	downed := false
+	if owned {
+		t.Cleanup(func() {
+			if !downed {
+				if err := c.Down(context.Background()); err != nil {
+					t.Errorf("cleanup: %v", err)
+				}
+			}
+		})
+	}
+	kubectl := func(t *testing.T, args ...string) string {
+		t.Helper()
+		out, err := c.Kubectl(ctx, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(out)
+	}
+
+	t.Run("node Ready", func(t *testing.T) {
+		got := kubectl(t, "get", "node", c.Options().Name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+		if got != "True" {
+			t.Errorf("node Ready = %q", got)
+		}
+		if v := kubectl(t, "get", "node", c.Options().Name, "-o", "jsonpath={.status.nodeInfo.kubeletVersion}"); v != KubernetesVersion {
+			t.Errorf("kubelet version %q, want %s", v, KubernetesVersion)
+		}
+	})
+
+	// Images built here, loaded without a registry.
+	images := t.TempDir()
+	server := "localhost/meshinit-e2e/testserver:test"
+	dial := "localhost/meshinit-e2e/dial:test"
+	for ref, pkg := range map[string]string{
+		server: "github.com/meshinit/meshinit/internal/testproxy/cmd/testserver",
+		dial:   "github.com/meshinit/meshinit/e2e/cmd/dial",
+	} {
+		archive := filepath.Join(images, filepath.Base(pkg)+".oci.tar")
+		if err := BuildGoImage(ctx, GoImage{Package: pkg, Ref: ref}, archive); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.LoadImage(ctx, archive); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ns := fmt.Sprintf("cluster-test-%d", time.Now().UnixNano()%1e6)
+	kubectl(t, "create", "namespace", ns)
+	if !owned {
+		t.Cleanup(func() { _, _ = c.Kubectl(context.Background(), "delete", "namespace", ns, "--wait=false") })
+	}
+
+	var clusterIP string
+	t.Run("pod from a loaded image runs", func(t *testing.T) {
+		kubectl(t, "-n", ns, "run", "server", "--image", server, "--image-pull-policy", "Never",
+			"--port", "8080", "--", "-listen", ":8080", "-name", "server")
+		kubectl(t, "-n", ns, "wait", "pod/server", "--for", "condition=Ready", "--timeout", "90s")
+		kubectl(t, "-n", ns, "expose", "pod", "server", "--port", "80", "--target-port", "8080")
+		clusterIP = kubectl(t, "-n", ns, "get", "service", "server", "-o", "jsonpath={.spec.clusterIP}")
+	})
+	if clusterIP == "" {
+		t.FailNow()
+	}
+
+	t.Run("another pod reaches it through its Service", func(t *testing.T) {
+		kubectl(t, "-n", ns, "run", "client", "--image", dial, "--image-pull-policy", "Never", "--restart", "Never",
+			"--", "-timeout", "60s", clusterIP+":80")
+		kubectl(t, "-n", ns, "wait", "pod/client", "--for", "jsonpath={.status.phase}=Succeeded", "--timeout", "90s")
+		if got := kubectl(t, "-n", ns, "logs", "client"); !strings.Contains(got, clusterIP+":80: server") {
+			t.Errorf("client's output %q does not name the server", got)
+		}
+	})
+
+	t.Run("the host reaches the Service (as the API server reaches webhooks)", func(t *testing.T) {
+		conn, err := net.DialTimeout("tcp", clusterIP+":80", 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		line, err := bufio.NewReader(conn).ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, "server") {
+			t.Errorf("read %q, %v; want a line from the server", line, err)
+		}
+	})
+
+	t.Run("kubectl logs", func(t *testing.T) {
+		if got := kubectl(t, "-n", ns, "logs", "server"); !strings.Contains(got, "server listening on") {
+			t.Errorf("server's logs: %q", got)
+		}
+	})
+
+	t.Run("Up again reuses it", func(t *testing.T) {
+		began := time.Now()
+		again, err := Up(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("timing: up again %.2fs", time.Since(began).Seconds())
+		if !again.Reused() || !slices.Equal(again.rec.Processes, c.rec.Processes) {
+			t.Errorf("Up again started a new cluster: reused=%v, processes %v, were %v", again.Reused(), again.rec.Processes, c.rec.Processes)
+		}
+	})
+
+	if !owned {
+		t.Log("the cluster ran before this test: left running, Down not tested")
+		return
+	}
+	t.Run("Down leaves nothing", func(t *testing.T) {
+		o := c.Options()
+		rec := c.rec
+		began := time.Now()
+		downed = true
+		if err := c.Down(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("timing: down %.1fs", time.Since(began).Seconds())
+		for _, p := range rec.Processes {
+			if p.alive() {
+				t.Errorf("%s (pid %d) still runs", p.Name, p.PID)
+			}
+		}
+		if left := processesNaming(o.StateDir); len(left) > 0 {
+			t.Errorf("processes naming %s still run: %v", o.StateDir, left)
+		}
+		if ok, err := hasAddress(ctx, &o); ok || err != nil {
+			t.Errorf("address %s still on lo (%v)", o.Address, err)
+		}
+		if hasLink(o.Bridge) {
+			t.Errorf("bridge %s still exists", o.Bridge)
+		}
+		if _, err := os.Stat(o.StateDir); err == nil {
+			t.Errorf("%s still exists", o.StateDir)
+		}
+		if chains, err := kubeChains(ctx); err != nil || len(chains) > 0 {
+			t.Errorf("Kubernetes iptables chains left: %v (%v)", chains, err)
+		}
+		if now := readSysctls(); !maps.Equal(now, rec.Sysctls) {
+			t.Errorf("kernel settings not restored: now %v, before %v", now, rec.Sysctls)
+		}
+		for _, p := range rec.Created {
+			if _, err := os.Lstat(p); err == nil {
+				t.Errorf("%s, created by the cluster, still exists", p)
+			}
+		}
+	})
+}
+
+func skipUnlessRunnable(t *testing.T, opts Options) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: the local cluster needs root")
+	}
+	if err := opts.setDefaults(); err != nil {
+		t.Fatal(err)
+	}
+	var missing []string
+	for _, b := range binaries {
+		if _, err := os.Stat(opts.bin(b)); err != nil {
+			missing = append(missing, b)
+		}
+	}
+	if len(missing) > 0 {
+		t.Skipf("skipped: %s missing in %s (run `make tools-cluster`)", strings.Join(missing, ", "), opts.BinDir)
+	}
+	if _, err := os.Stat("/usr/bin/containerd"); err != nil {
+		t.Skip("skipped: containerd is not installed (run `hack/install-debian-packages.sh --cluster`)")
+	}
+}
+
+// processesNaming lists the processes whose command line mentions s.
+func processesNaming(s string) []string {
+	var found []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), s) && d.Name() != fmt.Sprint(os.Getpid()) {
+			found = append(found, d.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return found
+}

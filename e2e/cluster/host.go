@@ -1,0 +1,201 @@
+package cluster
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// What the cluster changes on the machine outside StateDir, and how Down
+// undoes it: the address on lo, the bridge, iptables chains, kernel
+// settings, mounts, and a few well-known directories.
+
+// run runs a host command, returning its combined output in the error.
+func run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+	if err != nil {
+		return out, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, bytes.TrimSpace(out))
+	}
+	return out, nil
+}
+
+func hasAddress(ctx context.Context, o *Options) (bool, error) {
+	out, err := run(ctx, "ip", "-4", "-o", "addr", "show", "dev", "lo")
+	return bytes.Contains(out, []byte(" "+o.Address.String()+"/32 ")), err
+}
+
+func addAddress(ctx context.Context, o *Options) error {
+	if ok, err := hasAddress(ctx, o); ok || err != nil {
+		return err
+	}
+	_, err := run(ctx, "ip", "addr", "add", o.Address.String()+"/32", "dev", "lo")
+	return err
+}
+
+func removeAddress(ctx context.Context, o *Options) error {
+	if ok, err := hasAddress(ctx, o); !ok || err != nil {
+		return err
+	}
+	_, err := run(ctx, "ip", "addr", "del", o.Address.String()+"/32", "dev", "lo")
+	return err
+}
+
+func hasLink(name string) bool {
+	_, err := os.Stat(filepath.Join("/sys/class/net", name))
+	return err == nil
+}
+
+func removeBridge(ctx context.Context, o *Options) error {
+	if !hasLink(o.Bridge) {
+		return nil
+	}
+	_, err := run(ctx, "ip", "link", "del", o.Bridge)
+	return err
+}
+
+// iptablesSaves are the programs that list every iptables backend and
+// family; kube-proxy uses the `iptables` alternative (nft on Debian 12).
+var iptablesSaves = []string{"iptables-nft-save", "ip6tables-nft-save", "iptables-legacy-save", "ip6tables-legacy-save"}
+
+// kubeChains lists the chains named KUBE-* in every backend and family, as
+// "<program> <table> <chain>". Kubernetes' chain names are fixed, so these
+// belong to whichever node runs on this machine; Up refuses to start next
+// to another one.
+func kubeChains(ctx context.Context) ([]string, error) {
+	var chains []string
+	for _, save := range iptablesSaves {
+		if _, err := exec.LookPath(save); err != nil {
+			continue
+		}
+		out, err := run(ctx, save)
+		if err != nil {
+			return nil, err
+		}
+		table := ""
+		sc := bufio.NewScanner(bytes.NewReader(out))
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "*"):
+				table = line[1:]
+			case strings.HasPrefix(line, ":KUBE-"):
+				chains = append(chains, save+" "+table+" "+strings.Fields(line[1:])[0])
+			}
+		}
+	}
+	return chains, nil
+}
+
+// sysctls the components may change: the bridge plugin turns on
+// forwarding; the kubelet sets its "kernel tunables" (vm.overcommit_memory,
+// kernel.panic, ...). kube-proxy is told to leave conntrack and
+// route_localnet alone, which is checked with the rest.
+var sysctls = []string{
+	"net/ipv4/ip_forward",
+	"net/ipv4/conf/all/forwarding",
+	"net/ipv4/conf/all/route_localnet",
+	"net/ipv6/conf/all/forwarding",
+	"net/bridge/bridge-nf-call-iptables",
+	"net/bridge/bridge-nf-call-ip6tables",
+	"net/netfilter/nf_conntrack_max",
+	"net/netfilter/nf_conntrack_tcp_timeout_established",
+	"net/netfilter/nf_conntrack_tcp_timeout_close_wait",
+	"vm/overcommit_memory",
+	"vm/panic_on_oom",
+	"kernel/panic",
+	"kernel/panic_on_oops",
+	"kernel/keys/root_maxkeys",
+	"kernel/keys/root_maxbytes",
+}
+
+func readSysctls() map[string]string {
+	values := map[string]string{}
+	for _, s := range sysctls {
+		if b, err := os.ReadFile(filepath.Join("/proc/sys", s)); err == nil {
+			values[s] = strings.TrimSpace(string(b))
+		}
+	}
+	return values
+}
+
+// restoreSysctls writes back every saved value that changed.
+func restoreSysctls(saved map[string]string) error {
+	var errs []error
+	now := readSysctls()
+	for _, s := range sysctls {
+		v, ok := saved[s]
+		if !ok || now[s] == v {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join("/proc/sys", s), []byte(v), 0o644); err != nil {
+			errs = append(errs, fmt.Errorf("restore %s=%s: %w", s, v, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// mountsUnder lists the mount points at or below dir, deepest first.
+func mountsUnder(dir string) ([]string, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	var mounts []string
+	for line := range strings.SplitSeq(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		mp := unescapeMount(f[4])
+		if mp == dir || strings.HasPrefix(mp, dir+"/") {
+			mounts = append(mounts, mp)
+		}
+	}
+	sort.Slice(mounts, func(i, j int) bool { return len(mounts[i]) > len(mounts[j]) })
+	return mounts, nil
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// unmountAll detaches every mount at or below dir (pods' volumes, network
+// namespaces, shm, container root file systems).
+func unmountAll(dir string) error {
+	mounts, err := mountsUnder(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, mp := range mounts {
+		if err := syscall.Unmount(mp, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("unmount %s: %w", mp, err))
+		}
+	}
+	return errors.Join(errs...)
+}

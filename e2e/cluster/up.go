@@ -1,0 +1,214 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// hostPrograms are what Up needs from Debian's packages (see
+// hack/install-debian-packages.sh --cluster).
+var hostPrograms = []string{"/usr/bin/containerd", "/usr/bin/containerd-shim-runc-v2", "/usr/bin/ctr",
+	"/usr/sbin/runc", "/usr/lib/cni/bridge", "/usr/lib/cni/host-local", "/usr/lib/cni/loopback", "ip", "iptables", "iptables-save"}
+
+// binaries are what Up needs in BinDir (`make tools-cluster`).
+var binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "kubectl"}
+
+// globalPaths are directories outside StateDir that containerd, the CNI
+// plugins or the kubelet create whatever their configuration says.
+var globalPaths = []string{"/var/log/containers", "/var/lib/cni", "/run/containerd"}
+
+// up starts a cluster from nothing. Its record is returned, even on
+// failure, for Down.
+func up(ctx context.Context, o *Options) (*record, error) {
+	if err := preflight(ctx, o); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(o.StateDir, 0o755); err != nil {
+		return nil, err
+	}
+	rec := &record{Options: *o, Sysctls: readSysctls(), Tokens: map[string]string{}}
+	for _, p := range globalPaths {
+		if _, err := os.Lstat(p); err != nil {
+			rec.Created = append(rec.Created, p)
+		}
+	}
+	for _, u := range tokenUsers {
+		rec.Tokens[u] = newToken()
+	}
+	if err := rec.save(); err != nil {
+		return nil, err
+	}
+
+	// The sandbox image builds while the control plane starts.
+	pauseArchive := o.path("pause.oci.tar")
+	pauseBuilt := make(chan error, 1)
+	go func() {
+		pauseBuilt <- BuildGoImage(ctx, GoImage{
+			Package: "github.com/meshinit/meshinit/e2e/cmd/pause",
+			Ref:     o.SandboxImage,
+			Go:      o.Go,
+		}, pauseArchive)
+	}()
+
+	if err := writePKI(o); err != nil {
+		return rec, err
+	}
+	ca, err := os.ReadFile(o.pkiPath("ca.crt"))
+	if err != nil {
+		return rec, err
+	}
+	if err := writeFiles(configFiles(o, ca, rec.Tokens)); err != nil {
+		return rec, err
+	}
+	if err := addAddress(ctx, o); err != nil {
+		return rec, err
+	}
+	o.Logf("address %s added to lo", o.Address)
+
+	api, err := newAPI(o, rec.Tokens["admin"])
+	if err != nil {
+		return rec, err
+	}
+	s := starter{o: o, rec: rec}
+	s.start(etcd(o))
+	s.start(containerd(o))
+	s.await(ctx, "etcd", 30*time.Second, func(ctx context.Context) bool {
+		return httpOK(ctx, fmt.Sprintf("http://127.0.0.1:%d/health", o.Ports.EtcdClient))
+	})
+	s.start(apiServer(o))
+	s.await(ctx, "kube-apiserver", 90*time.Second, func(ctx context.Context) bool { return api.ok(ctx, "/readyz") })
+	s.start(controllerManager(o))
+	s.start(scheduler(o))
+	s.await(ctx, "containerd", 30*time.Second, func(ctx context.Context) bool {
+		_, err := run(ctx, "ctr", "--address", o.containerdSocket(), "version")
+		return err == nil
+	})
+	if s.err == nil {
+		began := time.Now()
+		if s.err = <-pauseBuilt; s.err == nil {
+			s.err = (&Cluster{opts: *o}).LoadImage(ctx, pauseArchive)
+		}
+		o.Logf("sandbox image %s built and loaded (%.1fs more)", o.SandboxImage, time.Since(began).Seconds())
+	}
+	s.start(kubelet(o))
+	s.start(kubeProxy(o))
+	s.await(ctx, "node Ready, default ServiceAccount, kube-proxy synced", 120*time.Second, api.ready)
+	if s.err != nil {
+		return rec, s.err
+	}
+	rec.Ready = true
+	return rec, rec.save()
+}
+
+// starter starts components and awaits conditions until the first error,
+// recording every process as soon as it runs.
+type starter struct {
+	o     *Options
+	rec   *record
+	err   error
+	began time.Time
+}
+
+func (s *starter) start(c component) {
+	if s.err != nil {
+		return
+	}
+	if s.began.IsZero() {
+		s.began = time.Now()
+	}
+	p, err := start(s.o, c)
+	if err != nil {
+		s.err = err
+		return
+	}
+	s.rec.Processes = append(s.rec.Processes, p)
+	s.err = s.rec.save()
+}
+
+func (s *starter) await(ctx context.Context, what string, timeout time.Duration, cond func(context.Context) bool) {
+	if s.err != nil {
+		return
+	}
+	began := time.Now()
+	err := poll(ctx, what, timeout, func(ctx context.Context) bool {
+		return cond(ctx) || len(s.dead()) > 0
+	})
+	if dead := s.dead(); len(dead) > 0 {
+		var msgs []string
+		for _, p := range dead {
+			msgs = append(msgs, fmt.Sprintf("%s exited; the end of %s:\n%s", p.Name, s.o.logFile(p.Name), tail(s.o.logFile(p.Name), 15)))
+		}
+		s.err = fmt.Errorf("waiting for %s: %s", what, strings.Join(msgs, "\n"))
+		return
+	}
+	if err != nil {
+		s.err = err
+		return
+	}
+	s.o.Logf("%s: ready after %.1fs (%.1fs since the first start)", what, time.Since(began).Seconds(), time.Since(s.began).Seconds())
+}
+
+func (s *starter) dead() []proc {
+	var dead []proc
+	for _, p := range s.rec.Processes {
+		if !p.alive() {
+			dead = append(dead, p)
+		}
+	}
+	return dead
+}
+
+// preflight checks what Up needs and what would collide with it, saying
+// how to fix each problem.
+func preflight(ctx context.Context, o *Options) error {
+	var errs []error
+	var missing []string
+	for _, b := range binaries {
+		if _, err := os.Stat(o.bin(b)); err != nil {
+			missing = append(missing, b)
+		}
+	}
+	if len(missing) > 0 {
+		errs = append(errs, fmt.Errorf("missing in %s: %s (run `make tools-cluster`)", o.BinDir, strings.Join(missing, ", ")))
+	}
+	missing = nil
+	for _, p := range hostPrograms {
+		if _, err := exec.LookPath(p); err != nil {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		errs = append(errs, fmt.Errorf("missing: %s (run `hack/install-debian-packages.sh --cluster`)", strings.Join(missing, ", ")))
+	}
+	if chains, err := kubeChains(ctx); err != nil {
+		errs = append(errs, err)
+	} else if len(chains) > 0 {
+		errs = append(errs, fmt.Errorf("iptables already holds Kubernetes chains (%s, ...): another node or kube-proxy runs on this machine, "+
+			"and Kubernetes' chain names are fixed; stop it (or run `kube-proxy --cleanup` if it is gone)", chains[0]))
+	}
+	if hasLink(o.Bridge) {
+		errs = append(errs, fmt.Errorf("network interface %s already exists", o.Bridge))
+	}
+	for _, p := range o.Ports.list() {
+		host := "127.0.0.1"
+		if p.name == "APIServer" || p.name == "Kubelet" {
+			host = "0.0.0.0" // Address is not up yet; any listener on the port collides.
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort(host, fmt.Sprint(p.port)))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("port %d (Ports.%s) is taken: %w", p.port, p.name, err))
+			continue
+		}
+		l.Close()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("preflight: %w", err)
+	}
+	return nil
+}
