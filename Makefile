@@ -72,3 +72,14 @@ images:
 # api/v1alpha1's TestGeneratedFilesAreCurrent fails when they are out of date.
 generate:
 	GO=$(GO) hack/controller-gen/generate.sh
+
+.PHONY: cluster-up cluster-down
+
+## cluster-up: the local single-node Kubernetes cluster e2e tests use (root): its own address, ports, containerd and state (e2e/cluster); prints its kubeconfig path last.
+cluster-up: tools-cluster
+	hack/install-debian-packages.sh --cluster
+	GO=$(GO) $(GO) run ./e2e/cmd/localcluster up
+
+## cluster-down: stop the local cluster and remove everything it made.
+cluster-down:
+	$(GO) run ./e2e/cmd/localcluster down
