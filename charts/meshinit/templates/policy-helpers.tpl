@@ -29,6 +29,8 @@ prefix), annotation, default (the value when the annotation is absent).
   <name>Bad     the entries that are not a port 1-65535 or a range first-last
                 of them with first <= last ("*" inside a list is one)
   <name>Ranges  the entries as [first, last] integers, when none is bad
+  <name>Ports, <name>Spans  the single ports and the true ranges among them
+                (list membership costs far less than a comprehension)
 Whitespace is what Go's strings.TrimSpace removes (CEL's trim() is that
 function); leading zeros are allowed, signs are not, as for strconv.ParseUint.
 */ -}}
@@ -52,6 +54,10 @@ function); leading zeros are allowed, signs are not, as for strconv.ParseUint.
   expression: |-
     variables.{{ .name }}Bad.size() > 0 ? [] :
       variables.{{ .name }}Entries.map(e, [int(e[1]), int(e[e.size() - 1])])
+- name: {{ .name }}Ports
+  expression: "variables.{{ .name }}Ranges.filter(r, r[0] == r[1]).map(r, r[0])"
+- name: {{ .name }}Spans
+  expression: "variables.{{ .name }}Ranges.filter(r, r[0] != r[1])"
 {{- end -}}
 
 {{- /* meshinit.policy.isPort: the string expression given is a decimal port 1-65535. */ -}}
@@ -64,7 +70,8 @@ meshinit.policy.inList: the port-list variables named by list (a prefix given
 to portListVariables) contain the port held by the CEL variable port.
 */ -}}
 {{- define "meshinit.policy.inList" -}}
-(variables.{{ .list }}All || variables.{{ .list }}Ranges.exists(r, r[0] <= {{ .port }} && {{ .port }} <= r[1]))
+(variables.{{ .list }}All || {{ .port }} in variables.{{ .list }}Ports
+  || variables.{{ .list }}Spans.exists(r, r[0] <= {{ .port }} && {{ .port }} <= r[1]))
 {{- end -}}
 
 {{- /* meshinit.policy.portsAre: "port 80 is" or "ports 80, 443 are", for the list variable named. */ -}}
