@@ -1,0 +1,112 @@
+{{/*
+The webhook's serving certificate (Go: package certs; values: certs).
+
+For the webhook's templates (Deployment, Service, MutatingWebhookConfiguration,
+ServiceAccount), which include these named templates:
+  meshinit.certs.serviceName         the webhook Service: <fullname>-webhook
+  meshinit.certs.serviceAccountName  the webhook's ServiceAccount, which the
+                                     certs-rbac.yaml bindings grant to
+  meshinit.certs.webhookConfigName   the MutatingWebhookConfiguration: <fullname>
+  meshinit.certs.annotations         the MutatingWebhookConfiguration's
+                                     metadata.annotations (inject-ca-from in
+                                     cert-manager mode; empty otherwise):
+      {{- with include "meshinit.certs.annotations" . }}
+      annotations:
+        {{- . | nindent 4 }}
+      {{- end }}
+  meshinit.certs.args                the certificate flags of the webhook
+                                     container, a YAML list (certs.BindFlags)
+  meshinit.certs.volumes             pod volumes for the cert dir
+  meshinit.certs.volumeMounts        the container's mount of the cert dir
+Leave the caBundle out of the MutatingWebhookConfiguration: self-managed mode
+patches it in (and re-asserts it), cert-manager's cainjector injects it.
+*/}}
+
+{{- define "meshinit.certs.serviceName" -}}
+{{ include "meshinit.fullname" . }}-webhook
+{{- end -}}
+
+{{- define "meshinit.certs.serviceAccountName" -}}
+{{ include "meshinit.fullname" . }}-webhook
+{{- end -}}
+
+{{- define "meshinit.certs.webhookConfigName" -}}
+{{ include "meshinit.fullname" . }}
+{{- end -}}
+
+{{- define "meshinit.certs.secretName" -}}
+{{ .Values.certs.secretName | default (printf "%s-webhook-tls" (include "meshinit.fullname" .)) }}
+{{- end -}}
+
+{{/* cert-manager mode: the serving Certificate, and the chart's CA chain. */}}
+{{- define "meshinit.certs.certificateName" -}}
+{{ include "meshinit.fullname" . }}-webhook
+{{- end -}}
+
+{{- define "meshinit.certs.caName" -}}
+{{ include "meshinit.fullname" . }}-webhook-ca
+{{- end -}}
+
+{{- define "meshinit.certs.selfSignedIssuerName" -}}
+{{ include "meshinit.fullname" . }}-webhook-selfsigned
+{{- end -}}
+
+{{- define "meshinit.certs.dir" -}}
+/var/run/meshinit/serving-certs
+{{- end -}}
+
+{{- define "meshinit.certs.mode" -}}
+{{- $mode := .Values.certs.mode | default "self-managed" -}}
+{{- if not (has $mode (list "self-managed" "cert-manager" "files")) -}}
+{{- fail (printf "certs.mode %q: want self-managed, cert-manager or files" $mode) -}}
+{{- end -}}
+{{ $mode }}
+{{- end -}}
+
+{{- define "meshinit.certs.annotations" -}}
+{{- if eq (include "meshinit.certs.mode" .) "cert-manager" -}}
+cert-manager.io/inject-ca-from: {{ printf "%s/%s" .Release.Namespace (include "meshinit.certs.certificateName" .) }}
+{{- end -}}
+{{- end -}}
+
+{{- define "meshinit.certs.args" -}}
+{{- $mode := include "meshinit.certs.mode" . -}}
+- --cert-mode={{ $mode }}
+- --cert-dir={{ include "meshinit.certs.dir" . }}
+{{- if ne $mode "files" }}
+- --cert-secret={{ include "meshinit.certs.secretName" . }}
+- --service-namespace={{ .Release.Namespace }}
+{{- end }}
+{{- if eq $mode "self-managed" }}
+- --service-name={{ include "meshinit.certs.serviceName" . }}
+- --webhook-config-name={{ include "meshinit.certs.webhookConfigName" . }}
+{{- with .Values.certs.selfManaged.caValidity }}
+- --cert-ca-validity={{ . }}
+{{- end }}
+{{- with .Values.certs.selfManaged.validity }}
+- --cert-validity={{ . }}
+{{- end }}
+{{- with .Values.certs.selfManaged.propagationDelay }}
+- --cert-propagation-delay={{ . }}
+{{- end }}
+{{- end }}
+{{- if eq $mode "cert-manager" }}
+- --cert-manager-certificate={{ include "meshinit.certs.certificateName" . }}
+{{- end }}
+{{- end -}}
+
+{{- define "meshinit.certs.volumes" -}}
+- name: serving-certs
+{{- if eq (include "meshinit.certs.mode" .) "self-managed" }}
+  emptyDir: {}
+{{- else }}
+  secret:
+    secretName: {{ include "meshinit.certs.secretName" . }}
+{{- end }}
+{{- end -}}
+
+{{- define "meshinit.certs.volumeMounts" -}}
+- name: serving-certs
+  mountPath: {{ include "meshinit.certs.dir" . }}
+  readOnly: {{ ne (include "meshinit.certs.mode" .) "self-managed" }}
+{{- end -}}
