@@ -21,24 +21,11 @@ var AllCIDRs = CIDRList{All: true}
 
 // ParseCIDRList parses "*" or a comma-separated list of CIDRs.
 func ParseCIDRList(s string) (CIDRList, error) {
-	if strings.TrimSpace(s) == "*" {
-		return AllCIDRs, nil
+	all, prefixes, err := parseList(s, parseCIDR)
+	if err != nil {
+		return CIDRList{}, err
 	}
-	var l CIDRList
-	for entry := range strings.SplitSeq(s, ",") {
-		entry = strings.TrimSpace(entry)
-		if entry == "" {
-			continue
-		}
-		if entry == "*" {
-			return CIDRList{}, fmt.Errorf("%q: \"*\" must stand alone, not in a list", s)
-		}
-		p, err := parseCIDR(entry)
-		if err != nil {
-			return CIDRList{}, err
-		}
-		l.Prefixes = append(l.Prefixes, p)
-	}
+	l := CIDRList{All: all, Prefixes: prefixes}
 	slices.SortFunc(l.Prefixes, func(a, b netip.Prefix) int {
 		if c := a.Addr().Compare(b.Addr()); c != 0 {
 			return c

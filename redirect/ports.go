@@ -56,26 +56,37 @@ func Ports(ports ...uint16) PortList {
 
 // ParsePortList parses "*" or a comma-separated list of ports and ranges.
 func ParsePortList(s string) (PortList, error) {
-	if strings.TrimSpace(s) == "*" {
-		return AllPorts, nil
+	all, ranges, err := parseList(s, parsePortRange)
+	if err != nil {
+		return PortList{}, err
 	}
-	var l PortList
+	l := PortList{All: all, Ranges: ranges}
+	l.normalize()
+	return l, nil
+}
+
+// parseList reads the list syntax shared by ports and CIDRs: "*" alone means
+// all; otherwise comma-separated entries, trimmed, empty ones ignored, each
+// read by parse.
+func parseList[T any](s string, parse func(string) (T, error)) (all bool, items []T, err error) {
+	if strings.TrimSpace(s) == "*" {
+		return true, nil, nil
+	}
 	for entry := range strings.SplitSeq(s, ",") {
 		entry = strings.TrimSpace(entry)
 		if entry == "" {
 			continue
 		}
 		if entry == "*" {
-			return PortList{}, fmt.Errorf("%q: \"*\" must stand alone, not in a list", s)
+			return false, nil, fmt.Errorf("%q: \"*\" must stand alone, not in a list", s)
 		}
-		r, err := parsePortRange(entry)
+		item, err := parse(entry)
 		if err != nil {
-			return PortList{}, err
+			return false, nil, err
 		}
-		l.Ranges = append(l.Ranges, r)
+		items = append(items, item)
 	}
-	l.normalize()
-	return l, nil
+	return false, items, nil
 }
 
 func parsePortRange(entry string) (PortRange, error) {
