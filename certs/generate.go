@@ -21,8 +21,9 @@ type keyPair struct {
 	keyPEM  []byte
 }
 
-// maxBackdate bounds how far before issuance a certificate's NotBefore lies,
-// so a peer whose clock is a little behind already accepts it.
+// maxBackdate bounds how far before issuance a serving certificate's
+// NotBefore lies, so an API server whose clock is a little behind already
+// accepts it.
 const maxBackdate = time.Minute
 
 // backdate is how far NotBefore precedes issuance: a tenth of the validity
@@ -32,6 +33,9 @@ func backdate(validity time.Duration) time.Duration {
 }
 
 // newCA issues a self-signed CA certificate valid from now for validity.
+// Unlike serving certificates it is not backdated: NotBefore is when it was
+// issued, which the propagation delay counts from. Only certificates it
+// signed are served, and (but at installation) only once it has propagated.
 func newCA(now time.Time, validity time.Duration) (*keyPair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -44,7 +48,7 @@ func newCA(now time.Time, validity time.Duration) (*keyPair, error) {
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: fmt.Sprintf("meshinit-webhook-ca@%d", now.Unix())},
-		NotBefore:             now.Add(-backdate(validity)),
+		NotBefore:             now,
 		NotAfter:              now.Add(validity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,

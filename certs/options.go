@@ -72,8 +72,8 @@ type Options struct {
 
 	// PropagationDelay is how long a new CA sits in the caBundle, next to the
 	// old one, before it signs the serving certificate, so every API server
-	// trusts it before it is served. Counted from the new CA's NotBefore
-	// (backdated by a tenth of CAValidity, at most a minute). Default 5m.
+	// trusts it before it is served. Counted from the new CA's NotBefore,
+	// when it was issued. Default 5m.
 	// Less than a third of min(ServingValidity, CAValidity/3).
 	PropagationDelay time.Duration
 

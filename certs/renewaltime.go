@@ -12,8 +12,8 @@ func renewalTime(c *x509.Certificate) time.Time {
 }
 
 // propagatedTime is when a new CA may start signing the served certificate:
-// delay after its NotBefore, by when every API server has seen the caBundle
-// holding it (provided it was published by then).
+// delay after its NotBefore (its issuance), by when every API server has seen
+// the caBundle holding it (provided it was published by then).
 func propagatedTime(ca *x509.Certificate, delay time.Duration) time.Time {
 	return ca.NotBefore.Add(delay)
 }
