@@ -1,11 +1,13 @@
 package policy
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 
@@ -45,11 +47,12 @@ func longPortList(n int, violate bool) string {
 
 // bigPod has 100 app containers and 10 init containers, meshinit's last, and
 // the three port-list annotations with n entries each; the include list
-// carries the required inbound ports so that it is compliant.
+// carries the required inbound ports (costPolicy's and testValues') so that
+// it is compliant.
 func bigPod(n int, violate bool) *corev1.Pod {
 	p := pod("big", containers(100), labels(podLabel, "true"),
 		annotations(
-			redirect.AnnotationIncludeInboundPorts, "20000-20063, "+longPortList(n, false),
+			redirect.AnnotationIncludeInboundPorts, "8443,9443,20000-20063, "+longPortList(n, false),
 			redirect.AnnotationExcludeInboundPorts, longPortList(n, violate),
 			redirect.AnnotationExcludeOutboundPorts, longPortList(n, false),
 		))
@@ -97,5 +100,23 @@ func TestCostHeadroom(t *testing.T) {
 					100*float64(used)/celconfig.RuntimeCELCostBudget, celconfig.RuntimeCELCostBudget-used)
 			})
 		}
+	}
+}
+
+// TestCostOnAPIServer creates (dry run) the big pod with 1000-entry lists in
+// a namespace whose RedirectPolicy requires the most ports: a real API
+// server admits the compliant one and denies the violating one with the
+// policy's message, not a cost error.
+func TestCostOnAPIServer(t *testing.T) {
+	c := apiServer(t)
+	ctx := context.Background()
+	if err := c.client.Create(ctx, namespace("cost")); err != nil {
+		t.Fatal(err)
+	}
+	c.applyPolicy(t, "cost", "max", costPolicy())
+	c.awaitVerdict(t, "cost", bigPod(1000, true), verdict{namespaceBinding,
+		"port 20063 is required by RedirectPolicy cost/max and cannot be listed in traffic.meshinit.io/exclude-inbound-ports", metav1.StatusReasonForbidden})
+	if err := c.checkVerdict("cost", bigPod(1000, false), verdict{}); err != nil {
+		t.Fatal(err)
 	}
 }

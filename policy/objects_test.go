@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/meshinit/meshinit/api/v1alpha1"
+	"github.com/meshinit/meshinit/redirect"
 )
 
 // Names of the public contract (DESIGN.md) the policy reads.
@@ -22,6 +23,9 @@ const (
 	initContainerName = "meshinit-redirect"
 	namespaceLabel    = "meshinit.io/injection"
 	podLabel          = "meshinit.io/inject"
+	includeInbound    = redirect.AnnotationIncludeInboundPorts
+	excludeInbound    = redirect.AnnotationExcludeInboundPorts
+	excludeOutbound   = redirect.AnnotationExcludeOutboundPorts
 )
 
 // podOption changes a test pod.
@@ -120,6 +124,25 @@ var workloads = []struct {
 		return &batchv1.CronJob{TypeMeta: typeMeta(batchv1.SchemeGroupVersion, "CronJob"), ObjectMeta: metaOf(p),
 			Spec: batchv1.CronJobSpec{Schedule: "@hourly", JobTemplate: batchv1.JobTemplateSpec{Spec: jobSpec(p)}}}
 	}},
+}
+
+// templateOf returns a workload's pod template.
+func templateOf(obj runtime.Object) *corev1.PodTemplateSpec {
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		return &o.Spec.Template
+	case *appsv1.StatefulSet:
+		return &o.Spec.Template
+	case *appsv1.DaemonSet:
+		return &o.Spec.Template
+	case *appsv1.ReplicaSet:
+		return &o.Spec.Template
+	case *batchv1.Job:
+		return &o.Spec.Template
+	case *batchv1.CronJob:
+		return &o.Spec.JobTemplate.Spec.Template
+	}
+	panic(fmt.Sprintf("%T is not a workload", obj))
 }
 
 func jobSpec(p *corev1.Pod) batchv1.JobSpec {

@@ -1,0 +1,253 @@
+package policy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/meshinit/meshinit/api/v1alpha1"
+)
+
+// A cluster is a kube-apiserver and etcd (controller-runtime envtest, from
+// the binaries in KUBEBUILDER_ASSETS) with the chart's policy objects
+// installed, shared by every test of the package that needs one.
+type cluster struct {
+	env    *envtest.Environment
+	client client.Client
+	// kubectl runs as cluster admin: its binary and flags (--kubeconfig).
+	kubectl []string
+}
+
+var (
+	sharedOnce    sync.Once
+	shared        *cluster
+	sharedErr     error
+	assetsMissing = os.Getenv("KUBEBUILDER_ASSETS") == ""
+)
+
+const skipReason = "KUBEBUILDER_ASSETS is unset, skipping the tests against a real API server: set it to a directory with kube-apiserver, etcd and kubectl (make tools-envtest builds them; make test sets it)"
+
+func TestMain(m *testing.M) {
+	if assetsMissing {
+		fmt.Fprintln(os.Stderr, "policy: "+skipReason)
+	}
+	code := m.Run()
+	if shared != nil {
+		if err := shared.env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the API server:", err)
+		}
+	}
+	os.Exit(code)
+}
+
+// Values the tests install the chart with: the default RedirectPolicy
+// requires inbound ports 8443 and 9443 and outbound port 5432, with the chart's default
+// interception, AllowOptOut.
+var testValues = map[string]any{
+	"policy": map[string]any{
+		"defaultRedirectPolicy": map[string]any{
+			"requiredInboundPorts":  []any{8443, 9443},
+			"requiredOutboundPorts": []any{5432},
+		},
+	},
+}
+
+// apiServer returns the shared cluster, starting it on first use, or skips
+// the test when KUBEBUILDER_ASSETS is unset.
+func apiServer(t *testing.T) *cluster {
+	t.Helper()
+	if assetsMissing {
+		t.Skip(skipReason)
+	}
+	sharedOnce.Do(func() { shared, sharedErr = startCluster(t) })
+	if sharedErr != nil {
+		t.Fatal(sharedErr)
+	}
+	return shared
+}
+
+func startCluster(t *testing.T) (*cluster, error) {
+	env := &envtest.Environment{}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", os.Getenv("KUBEBUILDER_ASSETS"), err)
+	}
+	c := &cluster{env: env}
+	s := runtime.NewScheme()
+	if err := errors.Join(scheme.AddToScheme(s), v1alpha1.AddToScheme(s)); err != nil {
+		return nil, err
+	}
+	warnings := rest.CopyConfig(cfg)
+	warnings.WarningHandler = rest.NoWarnings{}
+	if c.client, err = client.New(warnings, client.Options{Scheme: s}); err != nil {
+		return nil, err
+	}
+	admin, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	k, err := admin.Kubectl()
+	if err != nil {
+		return nil, err
+	}
+	c.kubectl = append([]string{k.Path}, k.Opts...)
+	for _, ns := range []*corev1.Namespace{
+		namespace(releaseNamespace),
+		namespace("team-a", namespaceLabel, "enabled"),
+		namespace("team-strict", namespaceLabel, "enabled"),
+		namespace("team-lax", namespaceLabel, "enabled"),
+		namespace("plain"),
+		namespace("opted-out", namespaceLabel, "disabled"),
+	} {
+		if err := c.client.Create(context.Background(), ns); err != nil {
+			return nil, err
+		}
+	}
+	c.install(t, testValues)
+	// Namespace policies: team-strict adds inbound port 9090 and forbids
+	// opting out; team-lax tries to relax everything (and cannot).
+	c.applyPolicy(t, "team-strict", "strict", v1alpha1.RedirectPolicySpec{
+		RequiredInboundPorts: ports(9090), Interception: v1alpha1.InterceptionRequired,
+	})
+	c.applyPolicy(t, "team-lax", "lax", v1alpha1.RedirectPolicySpec{Interception: v1alpha1.InterceptionOptional})
+	c.awaitVerdict(t, "team-a", pod("probe", injected, annotations(excludeInbound, "8443")),
+		verdict{clusterBinding, "port 8443 is required by RedirectPolicy meshinit-system/default and cannot be listed in traffic.meshinit.io/exclude-inbound-ports", ""})
+	c.awaitVerdict(t, "team-strict", pod("probe", injected, annotations(excludeInbound, "9090")),
+		verdict{namespaceBinding, "port 9090 is required by RedirectPolicy team-strict/strict and cannot be listed in traffic.meshinit.io/exclude-inbound-ports", ""})
+	return c, nil
+}
+
+// install applies the chart's policy objects rendered with values
+// (server-side apply), waiting for the CRD before its objects.
+func (c *cluster) install(t *testing.T, values map[string]any) {
+	t.Helper()
+	for _, o := range chartPolicyObjects(t, values) {
+		c.apply(t, o)
+	}
+}
+
+// apply server-side applies an object, retrying while its kind is not yet
+// served (a CRD just created).
+func (c *cluster) apply(t *testing.T, o *unstructured.Unstructured) {
+	t.Helper()
+	eventually(t, 30*time.Second, func() error {
+		return c.client.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(o.DeepCopy()),
+			client.FieldOwner("meshinit-policy-test"), client.ForceOwnership)
+	})
+}
+
+// applyPolicy creates or updates a RedirectPolicy.
+func (c *cluster) applyPolicy(t *testing.T, ns, name string, spec v1alpha1.RedirectPolicySpec) {
+	t.Helper()
+	c.apply(t, redirectPolicy(ns, name, spec))
+}
+
+// eventually retries f until it returns nil or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %v", timeout, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// createDryRun creates obj in namespace ns with dryRun=All: admission runs in
+// full, nothing is stored.
+func (c *cluster) createDryRun(ns string, obj client.Object) error {
+	obj = obj.DeepCopyObject().(client.Object)
+	obj.SetNamespace(ns)
+	return c.client.Create(context.Background(), obj, client.DryRunAll)
+}
+
+// verdict is what the policy decided for a request: "" when admitted, else
+// the binding that denied it and its message.
+type verdict struct {
+	binding, message string
+	reason           metav1.StatusReason
+}
+
+const policyName = "meshinit-redirectpolicy"
+
+// bindings of the policy (chart release "meshinit").
+const (
+	clusterBinding   = policyName + "-cluster"
+	namespaceBinding = policyName + "-namespace"
+)
+
+// verdictOf reads a create error: nil is admitted; a denial by the policy
+// gives its binding, message and reason; anything else is an error.
+func verdictOf(err error) (verdict, error) {
+	if err == nil {
+		return verdict{}, nil
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return verdict{}, err
+	}
+	msg := status.Status().Message
+	prefix := fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '", policyName)
+	i := strings.Index(msg, prefix)
+	if i < 0 {
+		return verdict{}, err
+	}
+	binding, message, ok := strings.Cut(msg[i+len(prefix):], "' denied request: ")
+	if !ok {
+		return verdict{}, err
+	}
+	return verdict{binding: binding, message: message, reason: status.Status().Reason}, nil
+}
+
+// checkVerdict creates obj (dry run) once and compares the policy's verdict
+// with want; a want without reason accepts any.
+func (c *cluster) checkVerdict(ns string, obj client.Object, want verdict) error {
+	got, err := verdictOf(c.createDryRun(ns, obj))
+	if err != nil {
+		return err
+	}
+	if got.binding != want.binding || got.message != want.message || (want.reason != "" && got.reason != want.reason) {
+		return fmt.Errorf("%s %s/%s:\n got  %+v\n want %+v", obj.GetObjectKind().GroupVersionKind().Kind, ns, obj.GetName(), got, want)
+	}
+	return nil
+}
+
+// awaitVerdict repeats checkVerdict until it passes: after a change to the
+// policy, its bindings or a RedirectPolicy, the API server's informers take a
+// moment to see it.
+func (c *cluster) awaitVerdict(t *testing.T, ns string, obj client.Object, want verdict) {
+	t.Helper()
+	eventually(t, 30*time.Second, func() error { return c.checkVerdict(ns, obj, want) })
+}
+
+// run runs kubectl with stdin, returning its output and exit error.
+func (c *cluster) run(stdin string, args ...string) (stdout, stderr string, err error) {
+	var out, errOut bytes.Buffer
+	cmd := exec.Command(c.kubectl[0], append(c.kubectl[1:len(c.kubectl):len(c.kubectl)], args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
+}
