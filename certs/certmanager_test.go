@@ -1,11 +1,20 @@
 package certs
 
 import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 func TestCheckIssued(t *testing.T) {
@@ -39,4 +48,100 @@ func TestCheckIssued(t *testing.T) {
 			checkErr(t, "checkIssued", checkIssued(tc.cert, tc.secret, "tls"), tc.want)
 		})
 	}
+}
+
+// TestCertManagerStartupCheck runs the startup check against a real API
+// server, as the webhook's ServiceAccount with the chart's RBAC: first
+// without cert-manager's CRDs, then with them (from cert-manager's Go module)
+// through each state a Certificate passes before it is usable.
+func TestCertManagerStartupCheck(t *testing.T) {
+	in := newInstall(t, "meshinit-cm", map[string]any{"mode": "cert-manager"})
+	ctx := context.Background()
+	opts := func() Options {
+		o := in.options(t, "a")
+		o.Mode, o.CertificateName, o.StartupTimeout = ModeCertManager, in.name+"-webhook", time.Second
+		return o
+	}
+	prefix := fmt.Sprintf("cert-manager certificate %s/%s-webhook (secret %s/%s-webhook-tls): ", in.name, in.name, in.name, in.name)
+
+	p, err := New(in.asWebhook, opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkErr(t, "Setup without cert-manager", p.Setup(ctx), prefix+"the API cert-manager.io/v1 is not served: install cert-manager, or use --cert-mode=self-managed")
+
+	if _, err := envtest.InstallCRDs(apiServer(t), envtest.CRDInstallOptions{Paths: []string{certManagerCRD(t)}}); err != nil {
+		t.Fatal(err)
+	}
+	o := opts()
+	p, err = New(in.asWebhook, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(want string) {
+		t.Helper()
+		err := p.mode.setup(ctx)
+		checkErr(t, "setup", err, want)
+		if err != nil && !strings.HasPrefix(err.Error(), prefix) {
+			t.Errorf("error %q does not name the Certificate and the Secret", err)
+		}
+	}
+	check("not found: was the chart installed with certs.mode=cert-manager?")
+
+	objs := certsObjects(t, map[string]any{"mode": "cert-manager"})
+	var cert cmapi.Certificate
+	decode(t, objs["Certificate/meshinit-webhook"], &cert)
+	cert.ObjectMeta = metav1.ObjectMeta{Namespace: in.name, Name: in.name + "-webhook"}
+	cert.Spec.SecretName = in.name + "-webhook-tls"
+	if err := in.admin.Create(ctx, &cert); err != nil {
+		t.Fatal(err)
+	}
+	check("not Ready: no Ready condition yet; is cert-manager running?")
+
+	setReady := func(status cmmeta.ConditionStatus, reason, message string) {
+		t.Helper()
+		cert.Status.Conditions = []cmapi.CertificateCondition{{
+			Type: cmapi.CertificateConditionReady, Status: status, Reason: reason, Message: message,
+			ObservedGeneration: cert.Generation, LastTransitionTime: ptr.To(metav1.Now()),
+		}}
+		if err := in.admin.Status().Update(ctx, &cert); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setReady(cmmeta.ConditionFalse, "DoesNotExist", "Issuing certificate as Secret does not exist")
+	check("not Ready (False): DoesNotExist: Issuing certificate as Secret does not exist")
+	setReady(cmmeta.ConditionTrue, "Ready", "Certificate is up to date and has not expired")
+	check("the secret does not exist (the certificate is Ready)")
+
+	ca := mustCA(t, time.Now(), time.Hour)
+	serving := mustServing(t, ca, cert.Spec.DNSNames, time.Now(), time.Hour)
+	if err := in.admin.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: in.name, Name: cert.Spec.SecretName},
+		Type:       corev1.SecretTypeTLS,
+		Data:       map[string][]byte{keyTLSCert: serving.certPEM, keyTLSKey: serving.keyPEM, keyCACert: ca.certPEM},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	check("is not mounted at --cert-dir")
+
+	// The kubelet mounts the Secret as the cert dir.
+	if err := writeCertDir(o.CertDir, pairFiles(serving)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Setup(ctx); err != nil {
+		t.Errorf("Setup with a Ready Certificate and its Secret mounted: %v", err)
+	}
+	if err := p.ReadyCheck(nil); err != nil {
+		t.Errorf("not ready: %v", err)
+	}
+}
+
+// certManagerCRD is the Certificate CRD cert-manager's Go module ships.
+func certManagerCRD(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/cert-manager/cert-manager").Output()
+	if err != nil {
+		t.Fatalf("locating cert-manager's module: %v", err)
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "deploy", "crds", "cert-manager.io_certificates.yaml")
 }

@@ -2,6 +2,7 @@ package certs
 
 import (
 	"flag"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/meshinit/meshinit/internal/chart"
@@ -30,34 +32,42 @@ const (
 // of the certs-*.yaml templates by kind/name.
 func certsObjects(t *testing.T, certs map[string]any) map[string]*unstructured.Unstructured {
 	t.Helper()
-	files, err := chart.Render(chart.Options{ReleaseName: release, Namespace: namespace, Values: map[string]any{"certs": certs}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := chart.Objects(chart.Options{ReleaseName: release, Namespace: namespace, Values: map[string]any{"certs": certs}}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]*unstructured.Unstructured{}
-	for _, o := range objs {
+	for _, o := range renderCerts(t, release, namespace, certs) {
 		if o.GetLabels()["app.kubernetes.io/instance"] != release {
 			t.Errorf("%s/%s lacks the chart's labels", o.GetKind(), o.GetName())
 		}
 		out[o.GetKind()+"/"+o.GetName()] = o
 	}
-	// Keep only what certs-*.yaml render.
-	var certsText string
-	for path, text := range files {
-		if strings.Contains(path, "/templates/certs-") {
-			certsText += text
-		}
-	}
-	for k, o := range out {
-		if !strings.Contains(certsText, "name: "+o.GetName()+"\n") || !strings.Contains(certsText, "kind: "+o.GetKind()+"\n") {
-			delete(out, k)
-		}
-	}
 	return out
+}
+
+// renderCerts renders the chart's certs-*.yaml templates into objects.
+func renderCerts(t *testing.T, releaseName, ns string, certs map[string]any) []*unstructured.Unstructured {
+	t.Helper()
+	files, err := chart.Render(chart.Options{ReleaseName: releaseName, Namespace: ns, Values: map[string]any{"certs": certs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, path := range keys(files) {
+		if !strings.Contains(path, "/templates/certs-") {
+			continue
+		}
+		dec := k8syaml.NewYAMLOrJSONDecoder(strings.NewReader(files[path]), 4096)
+		for {
+			var m map[string]any
+			if err := dec.Decode(&m); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatalf("decoding %s: %v", path, err)
+			}
+			if len(m) > 0 {
+				objs = append(objs, &unstructured.Unstructured{Object: m})
+			}
+		}
+	}
+	return objs
 }
 
 // decode converts an object to a typed one, failing on fields the type lacks.

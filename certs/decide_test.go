@@ -43,12 +43,12 @@ func TestDecide(t *testing.T) {
 	only := func(c *x509.Certificate) func(*x509.Certificate) bool { return c.Equal }
 
 	for _, tc := range []struct {
-		name                            string
-		data                            map[string][]byte
-		now                             time.Time
-		published                       func(*x509.Certificate) bool
+		name                             string
+		data                             map[string][]byte
+		now                              time.Time
+		published                        func(*x509.Certificate) bool
 		wantCA, wantServing, wantWaiting string // substrings; "" = keep / not waiting
-		wantRecheck                     time.Time
+		wantRecheck                      time.Time
 	}{
 		{
 			name: "empty secret: issue both", data: nil, now: t0, published: none,
@@ -136,7 +136,6 @@ func checkReason(t *testing.T, what, got, want string) {
 		t.Errorf("%s = %q, want %q", what, got, want)
 	}
 }
-
 
 func TestIssue(t *testing.T) {
 	names := DNSNames("svc", "ns")

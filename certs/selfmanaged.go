@@ -3,6 +3,7 @@ package certs
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -38,24 +39,33 @@ func (m *selfManaged) setup(ctx context.Context) error {
 // backoff after an error.
 func (m *selfManaged) run(ctx context.Context) error {
 	changed := make(chan struct{}, 1)
-	go m.watch(ctx, &corev1.SecretList{}, client.InNamespace(m.opts.ServiceNamespace), m.opts.SecretName, changed)
+	var watches sync.WaitGroup
+	defer watches.Wait()
+	watches.Go(func() {
+		m.watch(ctx, &corev1.SecretList{}, client.InNamespace(m.opts.ServiceNamespace), m.opts.SecretName, changed)
+	})
 	if m.opts.WebhookConfigName != "" {
-		go m.watch(ctx, &admissionregistrationv1.MutatingWebhookConfigurationList{}, nil, m.opts.WebhookConfigName, changed)
+		watches.Go(func() {
+			m.watch(ctx, &admissionregistrationv1.MutatingWebhookConfigurationList{}, nil, m.opts.WebhookConfigName, changed)
+		})
 	}
-	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: 32, Cap: m.opts.ResyncPeriod}
+	newBackoff := func() wait.Backoff {
+		return wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: 32, Cap: m.opts.ResyncPeriod}
+	}
+	backoff := newBackoff()
 	for {
 		next, err := m.reconcile(ctx)
-		wait := m.opts.ResyncPeriod
+		sleep := m.opts.ResyncPeriod
 		if err != nil {
 			m.opts.Log.Error(err, "keeping certificates")
-			wait = backoff.Step()
+			sleep = backoff.Step()
 		} else {
-			backoff.Steps, backoff.Duration = 32, time.Second
+			backoff = newBackoff()
 			if !next.IsZero() {
-				wait = min(wait, next.Sub(m.opts.Clock.Now()))
+				sleep = min(sleep, next.Sub(m.opts.Clock.Now()))
 			}
 		}
-		timer := time.NewTimer(wait)
+		timer := time.NewTimer(sleep)
 		select {
 		case <-ctx.Done():
 			timer.Stop()

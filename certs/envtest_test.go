@@ -1,0 +1,224 @@
+package certs
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/meshinit/meshinit/internal/chart"
+)
+
+// The kube-apiserver and etcd all envtest tests of the package share,
+// started by the first one that needs them.
+var env struct {
+	once sync.Once
+	env  *envtest.Environment
+	cfg  *rest.Config
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if env.env != nil {
+		if err := env.env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping kube-apiserver and etcd:", err)
+		}
+	}
+	os.Exit(code)
+}
+
+// apiServer returns an admin config for the shared kube-apiserver, or skips
+// the test without the binaries.
+func apiServer(t *testing.T) *rest.Config {
+	t.Helper()
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("KUBEBUILDER_ASSETS is unset: no kube-apiserver and etcd to test against (make tools-envtest builds them; make test sets it)")
+	}
+	env.once.Do(func() {
+		env.env = &envtest.Environment{}
+		env.cfg, env.err = env.env.Start()
+	})
+	if env.err != nil {
+		t.Fatalf("starting kube-apiserver and etcd from %s: %v", os.Getenv("KUBEBUILDER_ASSETS"), env.err)
+	}
+	return env.cfg
+}
+
+// install is one installation of the chart's certs part in its own
+// namespace: the certs RBAC applied, a MutatingWebhookConfiguration, and the
+// webhook ServiceAccount's credentials the replicas use, so RBAC is tested
+// too.
+type install struct {
+	admin     client.Client
+	name      string // release name = namespace = MutatingWebhookConfiguration
+	asWebhook *rest.Config
+}
+
+func newInstall(t *testing.T, name string, certs map[string]any) *install {
+	t.Helper()
+	cfg := apiServer(t)
+	admin, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range renderCerts(t, name, name, certs) {
+		if err := admin.Create(ctx, o); err != nil {
+			t.Fatalf("creating %s/%s from the chart: %v", o.GetKind(), o.GetName(), err)
+		}
+	}
+	if err := admin.Create(ctx, webhookConfig(t, name)); err != nil {
+		t.Fatal(err)
+	}
+	sa := "system:serviceaccount:" + name + ":" + name + "-webhook"
+	user, err := env.env.AddUser(envtest.User{Name: sa, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + name}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &install{admin: admin, name: name, asWebhook: user.Config()}
+}
+
+// webhookConfig is the chart's MutatingWebhookConfiguration if it has one
+// yet, otherwise a minimal one of two webhooks that intercepts nothing.
+func webhookConfig(t *testing.T, name string) *admissionregistrationv1.MutatingWebhookConfiguration {
+	t.Helper()
+	objs, err := chart.Objects(chart.Options{ReleaseName: name, Namespace: name}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.GetKind() == "MutatingWebhookConfiguration" {
+			var cfg admissionregistrationv1.MutatingWebhookConfiguration
+			decode(t, o, &cfg)
+			return &cfg
+		}
+	}
+	hook := func(n string) admissionregistrationv1.MutatingWebhook {
+		return admissionregistrationv1.MutatingWebhook{
+			Name: n + ".meshinit.io",
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{
+				Service: &admissionregistrationv1.ServiceReference{Namespace: name, Name: name + "-webhook", Path: ptr.To("/" + n)},
+			},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+			}},
+			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"certs-test": "never"}},
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			AdmissionReviewVersions: []string{"v1"},
+			FailurePolicy:           ptr.To(admissionregistrationv1.Ignore),
+		}
+	}
+	return &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Webhooks:   []admissionregistrationv1.MutatingWebhook{hook("inject"), hook("other")},
+	}
+}
+
+// options are a replica's options as the chart's args give them.
+func (r *install) options(t *testing.T, replica string) Options {
+	return Options{
+		SecretName:        r.name + "-webhook-tls",
+		ServiceName:       r.name + "-webhook",
+		ServiceNamespace:  r.name,
+		WebhookConfigName: r.name,
+		CertDir:           filepath.Join(t.TempDir(), replica),
+		StartupTimeout:    30 * time.Second,
+		Log:               testr.NewWithOptions(t, testr.Options{Verbosity: 1}).WithName(replica),
+	}
+}
+
+// startReplicas runs Setup of every provider at the same instant, then
+// Start until the test ends.
+func startReplicas(t *testing.T, providers ...*Provider) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var running sync.WaitGroup
+	t.Cleanup(func() { cancel(); running.Wait() })
+
+	ready := make(chan struct{})
+	errs := make([]error, len(providers))
+	var setup sync.WaitGroup
+	for i, p := range providers {
+		setup.Go(func() { <-ready; errs[i] = p.Setup(ctx) })
+	}
+	close(ready)
+	setup.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("replica %d: Setup: %v", i, err)
+		}
+	}
+	for _, p := range providers {
+		running.Go(func() {
+			if err := p.Start(ctx); err != nil {
+				t.Errorf("Start: %v", err)
+			}
+		})
+	}
+}
+
+// eventually polls cond every 100ms until it holds or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); !cond(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %s", timeout, what)
+		}
+	}
+}
+
+func (r *install) secret(t *testing.T) *corev1.Secret {
+	t.Helper()
+	var s corev1.Secret
+	if err := r.admin.Get(context.Background(), client.ObjectKey{Namespace: r.name, Name: r.name + "-webhook-tls"}, &s); err != nil {
+		t.Fatal(err)
+	}
+	return &s
+}
+
+func (r *install) webhookConfig(t *testing.T) *admissionregistrationv1.MutatingWebhookConfiguration {
+	t.Helper()
+	var cfg admissionregistrationv1.MutatingWebhookConfiguration
+	if err := r.admin.Get(context.Background(), client.ObjectKey{Name: r.name}, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	return &cfg
+}
+
+// caBundles are the distinct caBundles of the configuration's webhooks.
+func caBundles(cfg *admissionregistrationv1.MutatingWebhookConfiguration) []string {
+	var out []string
+	for _, w := range cfg.Webhooks {
+		if !slices.Contains(out, string(w.ClientConfig.CABundle)) {
+			out = append(out, string(w.ClientConfig.CABundle))
+		}
+	}
+	return out
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}

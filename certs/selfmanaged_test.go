@@ -1,0 +1,229 @@
+package certs
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+)
+
+// TestSelfManagedReplicasShareOneSecret: two replicas start at once against
+// an empty namespace, with only the chart's RBAC, and end up serving the
+// same certificate from one Secret, its CA in the caBundle of every webhook.
+// A caBundle reset (helm upgrade) is re-asserted, and a Secret another
+// replica updated reaches both cert dirs, through the watches.
+func TestSelfManagedReplicasShareOneSecret(t *testing.T) {
+	in := newInstall(t, "meshinit-share", nil)
+	var providers []*Provider
+	for _, name := range []string{"a", "b"} {
+		p, err := New(in.asWebhook, in.options(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		providers = append(providers, p)
+	}
+	startReplicas(t, providers...)
+
+	secret := in.secret(t)
+	for i, p := range providers {
+		if got := readFile(t, filepath.Join(p.CertDir(), keyTLSCert)); got != string(secret.Data[keyTLSCert]) {
+			t.Errorf("replica %d serves another certificate than the Secret's", i)
+		}
+		if err := p.ReadyCheck(nil); err != nil {
+			t.Errorf("replica %d not ready: %v", i, err)
+		}
+	}
+	eventually(t, 10*time.Second, "the caBundle of every webhook is the Secret's ca.crt", func() bool {
+		b := caBundles(in.webhookConfig(t))
+		return len(b) == 1 && b[0] == string(secret.Data[keyCACert])
+	})
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(secret.Data[keyCACert])
+	served := parseStored(secret.Data).serving.cert
+	if _, err := served.Verify(x509.VerifyOptions{DNSName: in.name + "-webhook." + in.name + ".svc", Roots: roots}); err != nil {
+		t.Errorf("the served certificate does not verify against the caBundle: %v", err)
+	}
+
+	t.Run("caBundle reset is re-asserted", func(t *testing.T) {
+		cfg := in.webhookConfig(t)
+		setCABundle(cfg, nil)
+		if err := in.admin.Update(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, "caBundle re-asserted after a reset", func() bool {
+			b := caBundles(in.webhookConfig(t))
+			return len(b) == 1 && b[0] == string(secret.Data[keyCACert])
+		})
+	})
+
+	t.Run("a Secret updated elsewhere reaches both cert dirs", func(t *testing.T) {
+		s := parseStored(secret.Data)
+		renewed, err := newServing(s.signer, DNSNames(in.name+"-webhook", in.name), time.Now(), time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secret.Data[keyTLSCert], secret.Data[keyTLSKey] = renewed.certPEM, renewed.keyPEM
+		if err := in.admin.Update(context.Background(), secret); err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range providers {
+			eventually(t, 10*time.Second, fmt.Sprintf("replica %d serves the updated certificate", i), func() bool {
+				return readFile(t, filepath.Join(p.CertDir(), keyTLSCert)) == string(renewed.certPEM)
+			})
+		}
+	})
+}
+
+// TestSelfManagedRotationWithoutFailedRequests runs two replicas with short
+// lifetimes, each behind controller-runtime's webhook server serving from its
+// cert dir, and a client that trusts what the caBundle says (refreshed as an
+// API server would) calling both without pause. Across serving certificate
+// renewals and a CA rotation no request may fail, and no server restarts.
+func TestSelfManagedRotationWithoutFailedRequests(t *testing.T) {
+	in := newInstall(t, "meshinit-rotate", nil)
+	serverName := in.name + "-webhook." + in.name + ".svc"
+	var providers []*Provider
+	var urls []string
+	for _, name := range []string{"a", "b"} {
+		o := in.options(t, name)
+		// The CA is replaced at 16s, served from at 18.5s, dropped at 24s.
+		o.CAValidity, o.ServingValidity, o.PropagationDelay = 24*time.Second, 12*time.Second, 2500*time.Millisecond
+		p, err := New(in.asWebhook, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		providers = append(providers, p)
+	}
+	start := time.Now()
+	startReplicas(t, providers...)
+	for _, p := range providers {
+		urls = append(urls, serveWebhook(t, p.CertDir()))
+	}
+
+	// What the API server trusts: the caBundle, re-read every 500ms (less
+	// than the propagation delay), as its informer would.
+	var mu sync.Mutex
+	trusted := x509.NewCertPool()
+	maxCAs := 0
+	refresh := func() int {
+		b := caBundles(in.webhookConfig(t))
+		if len(b) != 1 {
+			t.Fatalf("webhooks disagree on the caBundle: %d different ones", len(b))
+		}
+		certs, err := parseCertsPEM([]byte(b[0]))
+		if err != nil {
+			t.Fatalf("caBundle: %v", err)
+		}
+		pool := x509.NewCertPool()
+		for _, c := range certs {
+			pool.AddCert(c)
+		}
+		mu.Lock()
+		trusted, maxCAs = pool, max(maxCAs, len(certs))
+		mu.Unlock()
+		return len(certs)
+	}
+	eventually(t, 10*time.Second, "caBundle published", func() bool { return len(caBundles(in.webhookConfig(t))[0]) > 0 })
+
+	issuers := map[string]bool{}
+	servedCerts := map[string]bool{}
+	requests, failures := 0, 0
+	lastRefresh := time.Time{}
+	for time.Since(start) < 28*time.Second {
+		if time.Since(lastRefresh) > 500*time.Millisecond {
+			refresh()
+			lastRefresh = time.Now()
+		}
+		mu.Lock()
+		pool := trusted
+		mu.Unlock()
+		for _, url := range urls {
+			requests++
+			leaf, err := call(url, serverName, pool)
+			if err != nil {
+				failures++
+				t.Errorf("%s after %s: %v", url, time.Since(start).Round(time.Millisecond), err)
+				continue
+			}
+			issuers[leaf.Issuer.CommonName] = true
+			servedCerts[leaf.SerialNumber.String()] = true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("%d requests, %d failed; served %d certificates from %d CAs; caBundle held up to %d CAs", requests, failures, len(servedCerts), len(issuers), maxCAs)
+	if len(issuers) < 2 || len(servedCerts) < 4 || maxCAs != 2 {
+		t.Errorf("want certificates served from 2 CAs (got %d), at least 4 certificates served (got %d), the caBundle holding both CAs during the rotation (max %d)", len(issuers), len(servedCerts), maxCAs)
+	}
+	if n := refresh(); n != 1 {
+		t.Errorf("the caBundle holds %d CAs after the old one expired, want 1", n)
+	}
+	for i, p := range providers {
+		if err := p.ReadyCheck(nil); err != nil {
+			t.Errorf("replica %d not ready: %v", i, err)
+		}
+	}
+}
+
+// serveWebhook starts controller-runtime's webhook server on certDir, as the
+// webhook command does, and returns the URL of a handler on it.
+func serveWebhook(t *testing.T, certDir string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	srv := webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: certDir})
+	srv.Register("/ping", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("pong")) }))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Start(ctx); err != nil {
+			t.Errorf("webhook server: %v", err)
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	url := "https://127.0.0.1:" + strconv.Itoa(port) + "/ping"
+	eventually(t, 10*time.Second, "webhook server listening", func() bool {
+		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return url
+}
+
+// call makes one request on a new connection, verifying the server as the
+// API server does (its caBundle, the Service's DNS name), and returns the
+// certificate served.
+func call(url, serverName string, roots *x509.CertPool) (*x509.Certificate, error) {
+	c := &http.Client{
+		Timeout: 5 * time.Second,
+		Transport: &http.Transport{
+			TLSClientConfig:   &tls.Config{RootCAs: roots, ServerName: serverName, MinVersion: tls.VersionTLS12},
+			DisableKeepAlives: true,
+		},
+	}
+	resp, err := c.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, errors.New(resp.Status)
+	}
+	return resp.TLS.PeerCertificates[0], nil
+}
