@@ -1,0 +1,74 @@
+package webhook
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/meshinit/meshinit/redirect"
+)
+
+func TestParseConfigDefaults(t *testing.T) {
+	c, err := ParseConfig([]byte("image: redirector:1\n"), "meshinit-system")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ImagePullPolicy != corev1.PullIfNotPresent || c.Placement != PlaceFirst || c.PodSecurity != PodSecurityWarn ||
+		c.Namespace != "meshinit-system" || c.Privileged {
+		t.Errorf("defaults = %+v", c)
+	}
+	if got, want := c.redirect.Fingerprint(), redirect.Defaults().Fingerprint(); got != want {
+		t.Errorf("redirect defaults: fingerprint %s, want the redirector's %s", got, want)
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		err        []string // each must appear; none means valid
+	}{
+		{name: "full", yaml: `
+image: r:1
+imagePullPolicy: Never
+privileged: true
+placement: last
+podSecurity: deny
+namespace: mesh
+resources: {requests: {cpu: 10m}, limits: {cpu: 100m}}
+redirect: {inbound-proxy-port: "16006", exclude-outbound-ports: "22,53", ipv6: "off"}
+`},
+		{name: "namespace from the file wins", yaml: "image: r:1\nnamespace: other\n"},
+		{name: "no image", yaml: "placement: first\n", err: []string{"image: required"}},
+		{name: "unknown field", yaml: "image: r:1\nplacment: last\n", err: []string{`unknown field "placment"`}},
+		{name: "bad enums", yaml: "image: r:1\nplacement: middle\npodSecurity: ignore\nimagePullPolicy: Sometimes\n",
+			err: []string{`placement "middle": must be first or last`, `podSecurity "ignore": must be warn or deny`, `imagePullPolicy "Sometimes"`}},
+		{name: "bad namespace", yaml: "image: r:1\nnamespace: Mesh_System\n", err: []string{`namespace "Mesh_System"`}},
+		{name: "requests above limits", yaml: "image: r:1\nresources: {requests: {memory: 1Gi}, limits: {memory: 64Mi}}\n",
+			err: []string{"resources.requests.memory 1Gi: above its limit 64Mi"}},
+		{name: "bad redirect value", yaml: "image: r:1\nredirect: {inbound-proxy-port: \"0\"}\n",
+			err: []string{`redirect: invalid value "0" for flag -inbound-proxy-port`}},
+		{name: "redirect conflict", yaml: "image: r:1\nredirect: {inbound-proxy-port: \"15001\"}\n",
+			err: []string{"must differ from the outbound proxy port"}},
+		{name: "unknown redirect setting", yaml: "image: r:1\nredirect: {proxy-port: \"1\"}\n",
+			err: []string{"proxy-port"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(tc.yaml), "meshinit-system")
+			if len(tc.err) == 0 {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error, want %q", tc.err)
+			}
+			for _, want := range tc.err {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not contain %q", err, want)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,40 @@
+package webhook
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/meshinit/meshinit/redirect"
+)
+
+// ContainerName is the injected init container's name.
+const ContainerName = "meshinit-redirect"
+
+// capabilities the redirector needs: NET_ADMIN to program iptables, NET_RAW
+// for the raw sockets iptables opens. Everything else is dropped.
+var capabilities = []corev1.Capability{"NET_ADMIN", "NET_RAW"}
+
+// initContainer builds the redirector init container for rc. Its arguments
+// come from rc.Args, so the redirector reads exactly the settings the
+// webhook decided.
+func initContainer(c *Config, rc redirect.Config) corev1.Container {
+	sc := &corev1.SecurityContext{
+		Capabilities: &corev1.Capabilities{Add: capabilities, Drop: []corev1.Capability{"ALL"}},
+		RunAsUser:    ptr.To[int64](0),
+		RunAsNonRoot: ptr.To(false),
+	}
+	if c.Privileged {
+		sc.Privileged = ptr.To(true)
+	} else {
+		sc.AllowPrivilegeEscalation = ptr.To(false)
+	}
+	return corev1.Container{
+		Name:                     ContainerName,
+		Image:                    c.Image,
+		ImagePullPolicy:          c.ImagePullPolicy,
+		Args:                     append([]string{"apply"}, rc.Args()...),
+		Resources:                c.Resources,
+		SecurityContext:          sc,
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
+}

@@ -1,0 +1,24 @@
+// Package webhook is meshinit's mutating admission webhook: it adds the
+// meshinit-redirect init container, which runs the redirector, to the pods
+// that opt in.
+//
+// Start with [Handler], an admission.Handler for
+// sigs.k8s.io/controller-runtime/pkg/webhook. It decodes the pod and calls
+// the pure core, mutate, which
+//
+//   - decides whether the pod is injected (decide.go: a short ordered list
+//     of checks: the pod label meshinit.io/inject, hostNetwork, excluded
+//     namespaces, the namespace label meshinit.io/injection);
+//   - reads the pod's traffic.meshinit.io/* annotations through package
+//     redirect (invalid values deny the pod, naming annotation and value);
+//   - checks the namespace's enforced PodSecurity level (podsecurity.go);
+//   - builds the init container in typed Go (container.go) and the JSON
+//     patch that adds it with the meshinit.io/status annotation
+//     (status.go), or nothing when the pod already carries the same
+//     injection.
+//
+// [Config] is the injection configuration file; [Serve] runs the HTTPS
+// server with health, readiness and metrics endpoints. The command is
+// webhook/cmd/meshinit-webhook. The manifests that register the webhook
+// live in the Helm chart, charts/meshinit.
+package webhook

@@ -1,0 +1,203 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files from the current output")
+
+// testConfig is the configuration every case starts from.
+const testConfig = `
+image: ghcr.io/meshinit/redirector:test
+namespace: meshinit-system
+`
+
+// podCase is one file of testdata/pods: a pod and the cluster it is
+// created in.
+type podCase struct {
+	// Namespace the pod is created in. Default: app.
+	Namespace       string            `json:"namespace"`
+	NamespaceLabels map[string]string `json:"namespaceLabels"`
+	// Config is merged over testConfig.
+	Config map[string]any `json:"config"`
+	Pod    map[string]any `json:"pod"`
+}
+
+// goldenResult is what a case's .golden.yaml file holds.
+type goldenResult struct {
+	Outcome  Outcome  `json:"outcome"`
+	Reason   Reason   `json:"reason,omitempty"`
+	Allowed  bool     `json:"allowed"`
+	Message  string   `json:"message,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	// Pod is the pod after the patch, when there is one.
+	Pod map[string]any `json:"pod,omitempty"`
+}
+
+func loadCase(t *testing.T, path string) (podCase, Config) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pc podCase
+	if err := yaml.UnmarshalStrict(data, &pc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if pc.Namespace == "" {
+		pc.Namespace = "app"
+	}
+	base := map[string]any{}
+	if err := yaml.Unmarshal([]byte(testConfig), &base); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range pc.Config {
+		base[k] = v
+	}
+	raw, _ := yaml.Marshal(base)
+	c, err := ParseConfig(raw, "")
+	if err != nil {
+		t.Fatalf("%s: config: %v", path, err)
+	}
+	return pc, c
+}
+
+// review runs one pod through Handle as the API server would send it.
+func review(t testing.TB, h *Handler, namespace string, pod []byte) admission.Response {
+	t.Helper()
+	req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID:       "test",
+		Kind:      metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
+		Resource:  metav1.GroupVersionResource{Version: "v1", Resource: "pods"},
+		Namespace: namespace,
+		Operation: admissionv1.Create,
+		Object:    runtime.RawExtension{Raw: pod},
+	}}
+	return h.Handle(context.Background(), req)
+}
+
+func staticLabels(labels map[string]string) NamespaceLabels {
+	return func(context.Context, string) (map[string]string, error) { return labels, nil }
+}
+
+// applyPatch applies a response's patch to pod JSON, failing the test when
+// the patch is not valid for it.
+func applyPatch(t testing.TB, pod []byte, resp admission.Response) []byte {
+	t.Helper()
+	if len(resp.Patches) == 0 {
+		return pod
+	}
+	ops, err := json.Marshal(resp.Patches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch, err := jsonpatch.DecodePatch(ops)
+	if err != nil {
+		t.Fatalf("invalid patch %s: %v", ops, err)
+	}
+	out, err := patch.Apply(pod)
+	if err != nil {
+		t.Fatalf("patch %s does not apply: %v", ops, err)
+	}
+	return out
+}
+
+func TestGoldenPods(t *testing.T) {
+	files, err := filepath.Glob("testdata/pods/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no cases in testdata/pods: %v", err)
+	}
+	for _, file := range files {
+		if strings.HasSuffix(file, ".golden.yaml") {
+			continue
+		}
+		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			pc, c := loadCase(t, file)
+			h := NewHandler(c, staticLabels(pc.NamespaceLabels))
+			pod, err := json.Marshal(pc.Pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp := review(t, h, pc.Namespace, pod)
+			var decoded corev1.Pod
+			if err := json.Unmarshal(pod, &decoded); err != nil {
+				t.Fatal(err)
+			}
+			r := mutate(subject{pod: &decoded, namespace: pc.Namespace, namespaceLabels: pc.NamespaceLabels}, &c)
+			got := goldenResult{Outcome: r.Outcome, Reason: r.Reason, Allowed: resp.Allowed, Warnings: resp.Warnings}
+			if resp.Result != nil {
+				got.Message = resp.Result.Message
+			}
+			if len(resp.Patches) > 0 {
+				patched := applyPatch(t, pod, resp)
+				if err := json.Unmarshal(patched, &got.Pod); err != nil {
+					t.Fatal(err)
+				}
+				// A second review of the injected pod changes nothing.
+				if again := review(t, h, pc.Namespace, patched); !again.Allowed || len(again.Patches) > 0 {
+					t.Errorf("second review of the injected pod: allowed=%v patches=%v", again.Allowed, again.Patches)
+				}
+			}
+			compareGolden(t, strings.TrimSuffix(file, ".yaml")+".golden.yaml", got)
+		})
+	}
+}
+
+func compareGolden(t *testing.T, path string, v any) {
+	t.Helper()
+	got, err := yaml.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./webhook -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (run go test ./webhook -update and review the diff):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// TestReinvocationAfterDefaulting feeds the injected pod back the way the
+// API server does on reinvocation or when a controller re-creates it from a
+// template that carries the container: with the container's fields
+// defaulted. Nothing changes.
+func TestReinvocationAfterDefaulting(t *testing.T) {
+	pc, c := loadCase(t, "testdata/pods/namespace-enabled.yaml")
+	h := NewHandler(c, staticLabels(pc.NamespaceLabels))
+	pod, _ := json.Marshal(pc.Pod)
+	var injected corev1.Pod
+	if err := json.Unmarshal(applyPatch(t, pod, review(t, h, pc.Namespace, pod)), &injected); err != nil {
+		t.Fatal(err)
+	}
+	ic := &injected.Spec.InitContainers[0]
+	ic.TerminationMessagePath = corev1.TerminationMessagePathDefault
+	ic.Resources.Requests = corev1.ResourceList{}
+	injected.Name, injected.GenerateName = "", "web-7d4b9-"
+	again, _ := json.Marshal(&injected)
+	if resp := review(t, h, pc.Namespace, again); !resp.Allowed || len(resp.Patches) > 0 {
+		t.Errorf("review of a defaulted, re-created injected pod: allowed=%v patches=%v", resp.Allowed, resp.Patches)
+	}
+}

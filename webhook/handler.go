@@ -1,0 +1,116 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	"sigs.k8s.io/json"
+)
+
+// NamespaceLabels returns the labels of the namespace called name.
+type NamespaceLabels func(ctx context.Context, name string) (map[string]string, error)
+
+// Handler is the mutating admission handler: it injects the redirect init
+// container into the pods that opt in. Create it with [NewHandler].
+type Handler struct {
+	config     *Config
+	namespaces NamespaceLabels
+}
+
+var _ admission.Handler = (*Handler)(nil)
+
+// NewHandler returns a Handler for a validated config (see [ParseConfig])
+// that reads namespace labels through namespaces.
+func NewHandler(c Config, namespaces NamespaceLabels) *Handler {
+	return &Handler{config: &c, namespaces: namespaces}
+}
+
+// Handle reviews one pod creation. Malformed requests are Errored(400);
+// pods that cannot be injected as they ask are Denied with the reason;
+// everything else is allowed, with a patch when the pod is injected.
+func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	pod, err := decodePod(req)
+	if errors.Is(err, errNotCreate) {
+		return admission.Allowed("")
+	}
+	if err != nil {
+		observe(OutcomeError, "")
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	ns := req.Namespace
+	if ns == "" {
+		ns = pod.Namespace
+	}
+	logger := log.FromContext(ctx).WithValues("pod", podName(pod), "namespace", ns)
+	labels, err := h.namespaces(ctx, ns)
+	if err != nil {
+		observe(OutcomeError, "")
+		logger.Error(err, "reading the namespace's labels")
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("reading namespace %s: %w", ns, err))
+	}
+
+	r := mutate(subject{pod: pod, namespace: ns, namespaceLabels: labels}, h.config)
+	observe(r.Outcome, r.Reason)
+	var resp admission.Response
+	switch r.Outcome {
+	case OutcomeDenied:
+		logger.Info("pod denied", "reason", r.Reason, "message", r.Message)
+		return admission.Denied(r.Message)
+	case OutcomeInjected:
+		logger.Info("pod injected", "reason", r.Reason, "status", r.Status.String(), "dryRun", req.DryRun != nil && *req.DryRun)
+		resp = admission.Patched("", r.Patch...)
+	default:
+		logger.V(1).Info("pod not changed", "outcome", r.Outcome, "reason", r.Reason, "warnings", r.Warnings)
+		resp = admission.Allowed("")
+	}
+	return resp.WithWarnings(r.Warnings...)
+}
+
+// errNotCreate marks a pod request for another operation than CREATE, the
+// only one the webhook is registered for: such pods pass unchanged.
+var errNotCreate = errors.New("not a CREATE")
+
+// decodePod reads the pod of a request, refusing anything that is not a
+// v1 Pod being created.
+func decodePod(req admission.Request) (*corev1.Pod, error) {
+	want := corev1.SchemeGroupVersion.WithKind("Pod")
+	if got := req.Kind; got.Group != want.Group || got.Version != want.Version || got.Kind != want.Kind || req.SubResource != "" {
+		return nil, fmt.Errorf("expected a %s (no subresource), got %s %q", want, got, req.SubResource)
+	}
+	if req.Operation != admissionv1.Create {
+		return nil, errNotCreate
+	}
+	if len(req.Object.Raw) == 0 {
+		return nil, errors.New("request has no object")
+	}
+	pod := &corev1.Pod{}
+	// Case-sensitive and without duplicate fields, like the API server, so
+	// the pod read here is the document the patch applies to.
+	strict, err := json.UnmarshalStrict(req.Object.Raw, pod, json.DisallowDuplicateFields)
+	if err == nil {
+		err = errors.Join(strict...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decoding the pod: %w", err)
+	}
+	if pod.Name == "" && pod.GenerateName == "" {
+		return nil, errors.New("invalid pod: metadata.name and metadata.generateName are both empty")
+	}
+	if len(pod.Spec.Containers) == 0 {
+		return nil, errors.New("invalid pod: spec.containers is empty")
+	}
+	return pod, nil
+}
+
+func podName(p *corev1.Pod) string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return p.GenerateName + "*"
+}

@@ -1,0 +1,120 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+)
+
+func testHandler(t testing.TB, labels map[string]string) *Handler {
+	t.Helper()
+	c, err := ParseConfig([]byte(testConfig), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewHandler(c, staticLabels(labels))
+}
+
+const plainPod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"},"spec":{"containers":[{"name":"app","image":"nginx"}]}}`
+
+// reviewBody wraps a request (as JSON) in an AdmissionReview.
+func reviewBody(request string) string {
+	return `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":` + request + `}`
+}
+
+func podRequest(object string) string {
+	return `{"uid":"u1","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},` +
+		`"namespace":"app","operation":"CREATE","object":` + object + `}`
+}
+
+// TestMalformedReviews posts bodies the API server would never send and
+// checks each gets a clean AdmissionReview error, not a crash.
+func TestMalformedReviews(t *testing.T) {
+	hook := &admission.Webhook{Handler: testHandler(t, map[string]string{NamespaceLabel: "enabled"})}
+	huge := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","annotations":{"x":"` + strings.Repeat("a", 8<<20) + `"}},"spec":{}}`
+	for _, tc := range []struct {
+		name, contentType, body string
+		code                    int32
+		message                 string
+	}{
+		{name: "empty body", body: "", code: 400, message: "expected a /v1, Kind=Pod"},
+		{name: "bad JSON", body: `{"apiVersion":`, code: 400, message: "unexpected end of JSON input"},
+		{name: "not JSON", body: "hello", code: 400, message: "json parse error"},
+		{name: "wrong content type", contentType: "text/plain", body: reviewBody(podRequest(plainPod)), code: 400, message: "expected application/json"},
+		{name: "wrong kind of review", body: `{"apiVersion":"v1","kind":"Pod"}`, code: 400, message: "got /, Kind="},
+		{name: "no request", body: `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`, code: 400, message: "expected a /v1, Kind=Pod"},
+		{name: "wrong kind of object", code: 400, message: `expected a /v1, Kind=Pod (no subresource), got apps/v1, Kind=Deployment`,
+			body: reviewBody(`{"uid":"u1","kind":{"group":"apps","version":"v1","kind":"Deployment"},"operation":"CREATE","object":{}}`)},
+		{name: "subresource", code: 400, message: `got /v1, Kind=Pod "ephemeralcontainers"`,
+			body: reviewBody(`{"uid":"u1","kind":{"version":"v1","kind":"Pod"},"subResource":"ephemeralcontainers","operation":"CREATE","object":{}}`)},
+		{name: "missing object", body: reviewBody(`{"uid":"u1","kind":{"version":"v1","kind":"Pod"},"operation":"CREATE"}`), code: 400, message: "request has no object"},
+		{name: "object is not a pod", body: reviewBody(podRequest(`{"spec":{"containers":"no"}}`)), code: 400, message: "decoding the pod"},
+		{name: "object is a string", body: reviewBody(podRequest(`"pod"`)), code: 400, message: "decoding the pod"},
+		{name: "pod without name", body: reviewBody(podRequest(`{"metadata":{},"spec":{"containers":[{"name":"a"}]}}`)), code: 400, message: "metadata.name and metadata.generateName are both empty"},
+		{name: "pod without containers", body: reviewBody(podRequest(`{"metadata":{"name":"a"},"spec":{}}`)), code: 400, message: "spec.containers is empty"},
+		{name: "wrong case", body: reviewBody(podRequest(`{"Metadata":{"name":"a"},"SPEC":{"containers":[{"name":"a"}]}}`)), code: 400, message: "both empty"},
+		{name: "huge object", body: reviewBody(podRequest(huge)), code: 413, message: "request entity is too large"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.contentType == "" {
+				tc.contentType = "application/json"
+			}
+			req := httptest.NewRequest(http.MethodPost, "/inject", strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", tc.contentType)
+			rec := httptest.NewRecorder()
+			hook.ServeHTTP(rec, req)
+			var ar admissionv1.AdmissionReview
+			if err := json.Unmarshal(rec.Body.Bytes(), &ar); err != nil || ar.Response == nil {
+				t.Fatalf("response is not an AdmissionReview (%v): %s", err, rec.Body.String())
+			}
+			r := ar.Response
+			if r.Allowed || r.Result == nil || r.Result.Code != tc.code || !strings.Contains(r.Result.Message, tc.message) {
+				t.Errorf("response = allowed %v, result %+v; want code %d, message containing %q", r.Allowed, r.Result, tc.code, tc.message)
+			}
+			if len(r.Patch) > 0 {
+				t.Errorf("error response carries a patch: %s", r.Patch)
+			}
+		})
+	}
+}
+
+func TestHandleOverHTTP(t *testing.T) {
+	hook := &admission.Webhook{Handler: testHandler(t, map[string]string{NamespaceLabel: "enabled"})}
+	req := httptest.NewRequest(http.MethodPost, "/inject", strings.NewReader(reviewBody(podRequest(plainPod))))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	hook.ServeHTTP(rec, req)
+	var ar admissionv1.AdmissionReview
+	if err := json.Unmarshal(rec.Body.Bytes(), &ar); err != nil {
+		t.Fatal(err)
+	}
+	r := ar.Response
+	if ar.Kind != "AdmissionReview" || r.UID != "u1" || !r.Allowed || r.PatchType == nil || *r.PatchType != admissionv1.PatchTypeJSONPatch ||
+		!bytes.Contains(r.Patch, []byte(`"name":"meshinit-redirect"`)) {
+		t.Errorf("response = %s", rec.Body.String())
+	}
+}
+
+func TestHandleNonCreateAndLookupErrors(t *testing.T) {
+	h := testHandler(t, nil)
+	req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Update,
+		Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}}}
+	if resp := h.Handle(context.Background(), req); !resp.Allowed || len(resp.Patches) > 0 {
+		t.Errorf("UPDATE: %+v, want allowed unchanged", resp)
+	}
+
+	h.namespaces = func(context.Context, string) (map[string]string, error) { return nil, errors.New("cache not synced") }
+	resp := review(t, h, "app", []byte(plainPod))
+	if resp.Allowed || resp.Result.Code != http.StatusInternalServerError || !strings.Contains(resp.Result.Message, "reading namespace app: cache not synced") {
+		t.Errorf("lookup error: %+v", resp.Result)
+	}
+}

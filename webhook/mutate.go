@@ -1,0 +1,117 @@
+package webhook
+
+import (
+	"strconv"
+	"strings"
+
+	jsonpatch "gomodules.xyz/jsonpatch/v2"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/meshinit/meshinit/redirect"
+)
+
+// Outcome is what a review did to the pod, for responses, logs and metrics.
+type Outcome string
+
+const (
+	// OutcomeInjected: the init container was added or brought up to date.
+	OutcomeInjected Outcome = "injected"
+	// OutcomeUnchanged: the pod already carries the same injection.
+	OutcomeUnchanged Outcome = "unchanged"
+	// OutcomeSkipped: the pod is admitted as it is (not opted in, opted
+	// out, or a PodSecurity conflict in warn mode).
+	OutcomeSkipped Outcome = "skipped"
+	// OutcomeDenied: the pod is refused; Message says why.
+	OutcomeDenied Outcome = "denied"
+)
+
+// Result of reviewing one pod.
+type Result struct {
+	Outcome Outcome
+	// Reason is the opt-in decision's reason.
+	Reason Reason
+	// Patch turns the pod into the injected pod (OutcomeInjected only).
+	Patch []jsonpatch.JsonPatchOperation
+	// Message explains a denial.
+	Message string
+	// Warnings are returned to the client as admission warnings.
+	Warnings []string
+	// Status is the injection the pod carries afterwards, if any.
+	Status *Status
+}
+
+// mutate reviews one pod against the configuration: whether it is injected,
+// and the JSON patch that injects it. It is pure: everything it looks at is
+// in s and c.
+func mutate(s subject, c *Config) Result {
+	d := decide(s, c)
+	switch {
+	case d.Err != nil:
+		return Result{Outcome: OutcomeDenied, Reason: d.Reason, Message: "meshinit: " + d.Err.Error()}
+	case !d.Inject:
+		return Result{Outcome: OutcomeSkipped, Reason: d.Reason}
+	}
+	rc, err := redirect.FromAnnotations(s.pod.Annotations, c.redirect)
+	if err != nil {
+		return Result{Outcome: OutcomeDenied, Reason: d.Reason,
+			Message: "meshinit: pod not injected: " + err.Error()}
+	}
+	if msg := podSecurityConflict(s.namespace, s.namespaceLabels, c); msg != "" {
+		if c.PodSecurity == PodSecurityDeny {
+			return Result{Outcome: OutcomeDenied, Reason: d.Reason, Message: "meshinit: pod not injected: " + msg}
+		}
+		return Result{Outcome: OutcomeSkipped, Reason: d.Reason,
+			Warnings: []string{"meshinit: pod admitted without traffic redirection: " + msg}}
+	}
+
+	container := initContainer(c, rc)
+	status := newStatus(container, rc)
+	at := containerIndex(s.pod.Spec.InitContainers, ContainerName)
+	if at >= 0 && s.pod.Annotations[StatusAnnotation] == status.String() {
+		return Result{Outcome: OutcomeUnchanged, Reason: d.Reason, Status: &status}
+	}
+	return Result{
+		Outcome: OutcomeInjected,
+		Reason:  d.Reason,
+		Patch:   append(containerPatch(s.pod, c.Placement, at, container), statusPatch(s.pod, status)),
+		Status:  &status,
+	}
+}
+
+// containerPatch adds the container at its placement, or replaces the one
+// already at index at (>= 0) in place.
+func containerPatch(pod *corev1.Pod, p Placement, at int, container corev1.Container) []jsonpatch.JsonPatchOperation {
+	const path = "/spec/initContainers"
+	switch {
+	case at >= 0:
+		return []jsonpatch.JsonPatchOperation{jsonpatch.NewOperation("replace", path+"/"+strconv.Itoa(at), container)}
+	case len(pod.Spec.InitContainers) == 0:
+		return []jsonpatch.JsonPatchOperation{jsonpatch.NewOperation("add", path, []corev1.Container{container})}
+	case p == PlaceLast:
+		return []jsonpatch.JsonPatchOperation{jsonpatch.NewOperation("add", path+"/-", container)}
+	default:
+		return []jsonpatch.JsonPatchOperation{jsonpatch.NewOperation("add", path+"/0", container)}
+	}
+}
+
+// statusPatch sets the status annotation ("add" replaces an existing value).
+func statusPatch(pod *corev1.Pod, s Status) jsonpatch.JsonPatchOperation {
+	if len(pod.Annotations) == 0 {
+		return jsonpatch.NewOperation("add", "/metadata/annotations", map[string]string{StatusAnnotation: s.String()})
+	}
+	return jsonpatch.NewOperation("add", "/metadata/annotations/"+escapePointer(StatusAnnotation), s.String())
+}
+
+// escapePointer escapes a JSON pointer segment (RFC 6901).
+func escapePointer(s string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
+
+func containerIndex(cs []corev1.Container, name string) int {
+	for i, c := range cs {
+		if c.Name == name {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,49 @@
+package webhook
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/meshinit/meshinit/redirect"
+)
+
+// StatusAnnotation records on each injected pod what was injected, so a
+// second review of the same pod (reinvocation, a re-created pod) changes
+// nothing.
+const StatusAnnotation = "meshinit.io/status"
+
+// Status is the value of StatusAnnotation, as JSON.
+type Status struct {
+	// InitContainers are the names of the injected init containers.
+	InitContainers []string `json:"initContainers"`
+	// Redirect is the redirect config's fingerprint, which the redirector
+	// also logs when it applies the rules.
+	Redirect string `json:"redirect"`
+	// Hash covers the whole injected container (image, resources, security
+	// context, arguments): the effective configuration.
+	Hash string `json:"hash"`
+}
+
+// newStatus describes injecting container, built from rc.
+func newStatus(container corev1.Container, rc redirect.Config) Status {
+	spec, err := json.Marshal(container)
+	if err != nil {
+		// A corev1.Container always marshals; failing here is a bug.
+		panic("webhook: marshalling the init container: " + err.Error())
+	}
+	sum := sha256.Sum256(spec)
+	return Status{
+		InitContainers: []string{container.Name},
+		Redirect:       rc.Fingerprint(),
+		Hash:           hex.EncodeToString(sum[:8]),
+	}
+}
+
+// String renders s as the annotation's value.
+func (s Status) String() string {
+	b, _ := json.Marshal(s) // strings only: cannot fail
+	return string(b)
+}
