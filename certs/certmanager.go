@@ -26,12 +26,18 @@ type certManager struct {
 // and the cert dir (the mounted Secret) serves it.
 func (m *certManager) setup(ctx context.Context) error {
 	if err := m.checkCertificate(ctx); err != nil {
-		return err
+		return m.wrap(err)
 	}
 	if err := checkCertDir(m.opts.CertDir, m.opts.Clock.Now()); err != nil {
-		return fmt.Errorf("secret %s/%s is not mounted at --%s: %w", m.opts.ServiceNamespace, m.opts.SecretName, flagCertDir, err)
+		return m.wrap(fmt.Errorf("the secret is not mounted at --%s: %w", flagCertDir, err))
 	}
 	return nil
+}
+
+// wrap names the Certificate and its Secret in err.
+func (m *certManager) wrap(err error) error {
+	return fmt.Errorf("cert-manager certificate %s/%s (secret %s/%s): %w",
+		m.opts.ServiceNamespace, m.opts.CertificateName, m.opts.ServiceNamespace, m.opts.SecretName, err)
 }
 
 // run has nothing to do: the kubelet updates the mounted Secret and the
@@ -40,46 +46,26 @@ func (m *certManager) run(context.Context) error { return nil }
 
 // checkCertificate reads the Certificate and its Secret and checks them.
 func (m *certManager) checkCertificate(ctx context.Context) error {
-	certKey := client.ObjectKey{Namespace: m.opts.ServiceNamespace, Name: m.opts.CertificateName}
-	secretKey := client.ObjectKey{Namespace: m.opts.ServiceNamespace, Name: m.opts.SecretName}
-	wrap := func(err error) error {
-		return fmt.Errorf("cert-manager certificate %s (secret %s): %w", certKey, secretKey, err)
-	}
-
 	var cert cmapi.Certificate
-	err := m.client.Get(ctx, certKey, &cert)
+	err := m.client.Get(ctx, client.ObjectKey{Namespace: m.opts.ServiceNamespace, Name: m.opts.CertificateName}, &cert)
 	switch {
-	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err) && isMissingAPI(err):
-		return wrap(fmt.Errorf("the API %s is not served: install cert-manager, or use --%s=%s", cmapi.SchemeGroupVersion, flagMode, ModeSelfManaged))
+	case meta.IsNoMatchError(err):
+		return fmt.Errorf("the API %s is not served: install cert-manager, or use --%s=%s", cmapi.SchemeGroupVersion, flagMode, ModeSelfManaged)
 	case apierrors.IsNotFound(err):
-		return wrap(errors.New("not found: was the chart installed with certs.mode=cert-manager?"))
+		return errors.New("not found: was the chart installed with certs.mode=cert-manager?")
 	case err != nil:
-		return wrap(fmt.Errorf("reading the certificate: %w", err))
+		return fmt.Errorf("reading the certificate: %w", err)
 	}
 
 	var secret corev1.Secret
-	err = m.client.Get(ctx, secretKey, &secret)
+	err = m.client.Get(ctx, client.ObjectKey{Namespace: m.opts.ServiceNamespace, Name: m.opts.SecretName}, &secret)
 	switch {
 	case apierrors.IsNotFound(err):
-		return wrap(checkIssued(&cert, nil, m.opts.SecretName))
+		return checkIssued(&cert, nil, m.opts.SecretName)
 	case err != nil:
-		return wrap(fmt.Errorf("reading the secret: %w", err))
+		return fmt.Errorf("reading the secret: %w", err)
 	}
-	if err := checkIssued(&cert, &secret, m.opts.SecretName); err != nil {
-		return wrap(err)
-	}
-	return nil
-}
-
-// isMissingAPI tells a NotFound about the resource type (no such API) from
-// one about the object.
-func isMissingAPI(err error) bool {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		return false
-	}
-	details := status.Status().Details
-	return details == nil || details.Name == ""
+	return checkIssued(&cert, &secret, m.opts.SecretName)
 }
 
 // checkIssued is the startup check on the Certificate and its Secret (nil

@@ -122,7 +122,7 @@ func TestCertManagerStartupCheck(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	check("is not mounted at --cert-dir")
+	check("the secret is not mounted at --cert-dir: loading ")
 
 	// The kubelet mounts the Secret as the cert dir.
 	if err := writeCertDir(o.CertDir, pairFiles(serving)); err != nil {

@@ -10,14 +10,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/testr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/meshinit/meshinit/internal/chart"
 )
@@ -32,6 +35,9 @@ var env struct {
 }
 
 func TestMain(m *testing.M) {
+	// The replicas log to their tests; the webhook server's certwatcher
+	// logs through controller-runtime's global logger.
+	logf.SetLogger(logr.Discard())
 	code := m.Run()
 	if env.env != nil {
 		if err := env.env.Stop(); err != nil {
@@ -59,7 +65,7 @@ func apiServer(t *testing.T) *rest.Config {
 }
 
 // install is one installation of the chart's certs part in its own
-// namespace: the certs RBAC applied, a MutatingWebhookConfiguration, and the
+// namespace: the chart's certs RBAC applied, a MutatingWebhookConfiguration, and the
 // webhook ServiceAccount's credentials the replicas use, so RBAC is tested
 // too.
 type install struct {
@@ -80,6 +86,9 @@ func newInstall(t *testing.T, name string, certs map[string]any) *install {
 		t.Fatal(err)
 	}
 	for _, o := range renderCerts(t, name, name, certs) {
+		if o.GroupVersionKind().Group != rbacv1.GroupName {
+			continue // cert-manager's objects: the tests install its CRDs later, if at all
+		}
 		if err := admin.Create(ctx, o); err != nil {
 			t.Fatalf("creating %s/%s from the chart: %v", o.GetKind(), o.GetName(), err)
 		}

@@ -70,8 +70,9 @@ func (m *selfManaged) syncSecret(ctx context.Context, published func(ca *x509.Ce
 		case err != nil:
 			return nil, d, fmt.Errorf("writing secret %s: %w", key, err)
 		}
-		m.opts.Log.Info("stored certificates", "secret", key, "newCA", d.newCA, "newServing", d.newServing)
-		return next, decide(parseStored(next), pol), nil
+		stored := parseStored(next)
+		m.opts.Log.Info("stored certificates", "secret", key, "newCA", d.newCA, "newServing", d.newServing, "trustedCAs", len(stored.trusted))
+		return next, decide(stored, pol), nil
 	}
 	return nil, decision{}, fmt.Errorf("writing secret %s: lost %d races with other replicas in a row", key, maxSecretRaces)
 }

@@ -55,6 +55,9 @@ func (m *selfManaged) run(ctx context.Context) error {
 	backoff := newBackoff()
 	for {
 		next, err := m.reconcile(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
 		sleep := m.opts.ResyncPeriod
 		if err != nil {
 			m.opts.Log.Error(err, "keeping certificates")

@@ -196,13 +196,7 @@ func serveWebhook(t *testing.T, certDir string) string {
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	url := "https://127.0.0.1:" + strconv.Itoa(port) + "/ping"
-	eventually(t, 10*time.Second, "webhook server listening", func() bool {
-		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+	eventually(t, 10*time.Second, "webhook server listening", func() bool { return srv.StartedChecker()(nil) == nil })
 	return url
 }
 
