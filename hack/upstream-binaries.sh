@@ -38,6 +38,9 @@ ldflags() { # what Kubernetes' own build stamps, so --version reports $version
 }
 
 for name in "${bins[@]}"; do
+	if [[ ! -x "$bin/$name" && -z "${locked:-}" ]]; then # a concurrent run waits, then finds it built
+		exec 9>"$bin/.lock" && flock 9 && locked=1
+	fi
 	if [[ -x "$bin/$name" ]]; then
 		echo "$name: cached" >&2
 		continue
