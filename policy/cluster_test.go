@@ -30,6 +30,7 @@ import (
 // installed, shared by every test of the package that needs one.
 type cluster struct {
 	env    *envtest.Environment
+	config *rest.Config
 	client client.Client
 	// kubectl runs as cluster admin: its binary and flags (--kubeconfig).
 	kubectl []string
@@ -89,7 +90,7 @@ func startCluster(t *testing.T) (*cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", os.Getenv("KUBEBUILDER_ASSETS"), err)
 	}
-	c := &cluster{env: env}
+	c := &cluster{env: env, config: cfg}
 	s := runtime.NewScheme()
 	if err := errors.Join(scheme.AddToScheme(s), v1alpha1.AddToScheme(s)); err != nil {
 		return nil, err

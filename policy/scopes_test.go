@@ -139,7 +139,7 @@ func TestWorkloadUpdates(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range workloads {
-		t.Run(w.kind, func(t *testing.T) {
+		t.Run("before opting in/"+w.kind, func(t *testing.T) {
 			obj := w.of(pod(strings.ToLower(w.kind), annotations(excludeInbound, "8443"))).(client.Object)
 			obj.SetNamespace(ns.Name)
 			if err := c.client.Create(ctx, obj); err != nil {
@@ -154,7 +154,7 @@ func TestWorkloadUpdates(t *testing.T) {
 	c.awaitVerdict(t, ns.Name, pod("probe", injected, annotations(excludeInbound, "8443")), verdict{clusterBinding, msgExcluded8443, ""})
 
 	for _, w := range workloads {
-		t.Run(w.kind, func(t *testing.T) {
+		t.Run("after/"+w.kind, func(t *testing.T) {
 			obj := w.of(pod(strings.ToLower(w.kind))).(client.Object)
 			obj.SetNamespace(ns.Name)
 			if err := c.client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {

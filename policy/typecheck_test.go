@@ -2,51 +2,58 @@ package policy
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	"k8s.io/apiserver/pkg/cel/openapi/resolver"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// typeChecked waits for the API server to type-check the named policy and
-// returns its status.
-func (c *cluster) typeChecked(t *testing.T, name string) *admissionregistrationv1.TypeChecking {
+// typeChecker is the type checker that fills in a policy's
+// status.typeChecking (kube-controller-manager's
+// validatingadmissionpolicy-status-controller runs k8s.io/apiserver's
+// validating.TypeChecker; envtest runs no controller manager), resolving
+// kinds and schemas, RedirectPolicy's included, from the test API server's
+// discovery and OpenAPI.
+func (c *cluster) typeChecker(t *testing.T) *validating.TypeChecker {
 	t.Helper()
-	var vap admissionregistrationv1.ValidatingAdmissionPolicy
-	eventually(t, 30*time.Second, func() error {
-		if err := c.client.Get(context.Background(), client.ObjectKey{Name: name}, &vap); err != nil {
-			return err
-		}
-		if vap.Status.ObservedGeneration != vap.Generation || vap.Status.TypeChecking == nil {
-			return fmt.Errorf("policy %s generation %d not type-checked yet", name, vap.Generation)
-		}
-		return nil
-	})
-	return vap.Status.TypeChecking
+	dc, err := discovery.NewDiscoveryClientForConfig(c.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &validating.TypeChecker{
+		SchemaResolver: &resolver.ClientDiscoveryResolver{Discovery: dc},
+		RestMapper:     restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)),
+	}
 }
 
-// TestTypeChecking reads the API server's type checking of the installed
-// policy (status.typeChecking): no warnings. To show that the check is real
-// (it knows RedirectPolicy's schema and the matched kinds), a copy of the
-// policy with a misspelt parameter field, bound to nothing, gets a warning.
+// TestTypeChecking type-checks the installed policy against the matched
+// kinds and RedirectPolicy's schema: no warnings. To show that the check
+// sees those types, a copy with a misspelt parameter field and a misspelt
+// object field gets one warning for each.
 func TestTypeChecking(t *testing.T) {
 	c := apiServer(t)
-	for _, w := range c.typeChecked(t, policyName).ExpressionWarnings {
+	checker := c.typeChecker(t)
+	var installed admissionregistrationv1.ValidatingAdmissionPolicy
+	if err := c.client.Get(context.Background(), client.ObjectKey{Name: policyName}, &installed); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range checker.Check(&installed) {
 		t.Errorf("%s: %s", w.FieldRef, w.Warning)
 	}
 
-	broken := chartPolicy(t, testValues)
-	broken.Name = policyName + "-typecheck-probe"
+	broken := installed.DeepCopy()
 	broken.Spec.Validations[0].Expression = "params.spec.requiredInboundPortz.size() == 0"
-	if err := c.client.Create(context.Background(), broken); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.client.Delete(context.Background(), broken) })
-	warnings := c.typeChecked(t, broken.Name).ExpressionWarnings
-	if len(warnings) != 1 || warnings[0].FieldRef != "spec.validations[0].expression" || !strings.Contains(warnings[0].Warning, "requiredInboundPortz") {
-		t.Fatalf("a misspelt parameter field was not reported: %+v", warnings)
+	broken.Spec.Validations[1].Expression = "object.metadata.nam != ''"
+	warnings := checker.Check(broken)
+	if len(warnings) != 2 ||
+		warnings[0].FieldRef != "spec.validations[0].expression" || !strings.Contains(warnings[0].Warning, "undefined field 'requiredInboundPortz'") ||
+		warnings[1].FieldRef != "spec.validations[1].expression" || !strings.Contains(warnings[1].Warning, "undefined field 'nam'") {
+		t.Fatalf("misspelt fields were not reported: %+v", warnings)
 	}
 }
