@@ -8,10 +8,12 @@ import (
 
 // Public names of the opt-in contract (see DESIGN.md).
 const (
-	// NamespaceLabel opts a namespace's pods in with "enabled"; any other
-	// value ("disabled") or none leaves them out unless a pod opts in.
+	// NamespaceLabel opts a namespace's pods in with "enabled" and out with
+	// "disabled", which no pod overrides. Without it (or with another value)
+	// only the pods that opt in are injected.
 	NamespaceLabel = "meshinit.io/injection"
-	// PodLabel overrides the namespace for one pod: "true" or "false".
+	// PodLabel overrides the namespace's choice for one pod, "true" or
+	// "false", except in a namespace labelled disabled.
 	PodLabel = "meshinit.io/inject"
 )
 
@@ -20,13 +22,14 @@ const (
 type Reason string
 
 const (
-	ReasonInvalidLabel     Reason = "invalid-label"
-	ReasonPodOptedOut      Reason = "pod-opted-out"
-	ReasonHostNetwork      Reason = "host-network"
-	ReasonExcludedNS       Reason = "excluded-namespace"
-	ReasonPodOptedIn       Reason = "pod-opted-in"
-	ReasonNamespaceOptedIn Reason = "namespace-opted-in"
-	ReasonNotOptedIn       Reason = "not-opted-in"
+	ReasonInvalidLabel      Reason = "invalid-label"
+	ReasonPodOptedOut       Reason = "pod-opted-out"
+	ReasonHostNetwork       Reason = "host-network"
+	ReasonExcludedNS        Reason = "excluded-namespace"
+	ReasonNamespaceOptedOut Reason = "namespace-opted-out"
+	ReasonPodOptedIn        Reason = "pod-opted-in"
+	ReasonNamespaceOptedIn  Reason = "namespace-opted-in"
+	ReasonNotOptedIn        Reason = "not-opted-in"
 )
 
 // Decision is whether a pod gets the init container, and why. Err is set
@@ -63,6 +66,9 @@ var checks = []check{
 	},
 	func(s subject, c *Config) (Decision, bool) {
 		return Decision{Reason: ReasonExcludedNS}, c.excluded(s.namespace)
+	},
+	func(s subject, _ *Config) (Decision, bool) {
+		return Decision{Reason: ReasonNamespaceOptedOut}, s.namespaceLabels[NamespaceLabel] == "disabled"
 	},
 	func(s subject, _ *Config) (Decision, bool) {
 		return Decision{Inject: true, Reason: ReasonPodOptedIn}, s.pod.Labels[PodLabel] == "true"

@@ -24,10 +24,11 @@ func TestDecide(t *testing.T) {
 	}{
 		{name: "namespace enabled", nsLabels: enabled, want: Decision{Inject: true, Reason: ReasonNamespaceOptedIn}},
 		{name: "pod true", podLabels: label("true"), want: Decision{Inject: true, Reason: ReasonPodOptedIn}},
-		{name: "pod true beats namespace disabled", nsLabels: disabled, podLabels: label("true"), want: Decision{Inject: true, Reason: ReasonPodOptedIn}},
+		{name: "namespace disabled beats pod true", nsLabels: disabled, podLabels: label("true"), want: Decision{Reason: ReasonNamespaceOptedOut}},
+		{name: "pod true in a namespace with another value", nsLabels: map[string]string{NamespaceLabel: "off"}, podLabels: label("true"), want: Decision{Inject: true, Reason: ReasonPodOptedIn}},
 		{name: "pod false beats namespace enabled", nsLabels: enabled, podLabels: label("false"), want: Decision{Reason: ReasonPodOptedOut}},
 		{name: "no labels", want: Decision{Reason: ReasonNotOptedIn}},
-		{name: "namespace disabled", nsLabels: disabled, want: Decision{Reason: ReasonNotOptedIn}},
+		{name: "namespace disabled", nsLabels: disabled, want: Decision{Reason: ReasonNamespaceOptedOut}},
 		{name: "namespace label other value", nsLabels: map[string]string{NamespaceLabel: "true"}, want: Decision{Reason: ReasonNotOptedIn}},
 		{name: "hostNetwork", nsLabels: enabled, podLabels: label("true"), hostNetwork: true, want: Decision{Reason: ReasonHostNetwork}},
 		{name: "kube-system", namespace: "kube-system", nsLabels: enabled, podLabels: label("true"), want: Decision{Reason: ReasonExcludedNS}},

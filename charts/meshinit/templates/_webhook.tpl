@@ -1,0 +1,47 @@
+{{/*
+The mutating admission webhook (Go: package webhook; values: webhook).
+The certificate parts come from _certs.tpl.
+*/}}
+
+{{- define "meshinit.webhook.name" -}}
+{{ include "meshinit.fullname" . }}-webhook
+{{- end -}}
+
+{{/* Labels that select the webhook's pods. */}}
+{{- define "meshinit.webhook.selectorLabels" -}}
+app.kubernetes.io/name: meshinit
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: webhook
+{{- end -}}
+
+{{/* The URL path the webhook serves and the API server calls. */}}
+{{- define "meshinit.webhook.path" -}}
+/inject
+{{- end -}}
+
+{{/* The webhook's config file (webhook.Config). */}}
+{{- define "meshinit.webhook.config" -}}
+{{- with .Values.webhook.inject -}}
+image: {{ printf "%s:%s" .image.repository (.image.tag | default $.Chart.AppVersion) | quote }}
+imagePullPolicy: {{ .imagePullPolicy }}
+privileged: {{ .privileged }}
+placement: {{ .placement }}
+podSecurity: {{ .podSecurity }}
+resources: {{ .resources | toJson }}
+redirect:
+{{- range $k, $v := .redirect }}
+  {{ $k }}: {{ $v | toString | quote }}
+{{- else }} {}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
+A namespaceSelector term that leaves out kube-system and the release
+namespace, which the webhook never injects.
+*/}}
+{{- define "meshinit.webhook.notExcluded" -}}
+- key: kubernetes.io/metadata.name
+  operator: NotIn
+  values: [kube-system, {{ .Release.Namespace | quote }}]
+{{- end -}}
