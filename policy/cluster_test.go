@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +32,8 @@ import (
 type cluster struct {
 	env    *envtest.Environment
 	config *rest.Config
+	// auditLog is the API server's audit log: metadata of every pod request.
+	auditLog string
 	client client.Client
 	// kubectl runs as cluster admin: its binary and flags (--kubeconfig).
 	kubectl []string
@@ -54,6 +57,7 @@ func TestMain(m *testing.M) {
 		if err := shared.env.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stopping the API server:", err)
 		}
+		_ = os.RemoveAll(filepath.Dir(shared.auditLog))
 	}
 	os.Exit(code)
 }
@@ -70,6 +74,16 @@ var testValues = map[string]any{
 	},
 }
 
+// podAuditPolicy logs the metadata (with admission's audit annotations) of
+// every pod request.
+const podAuditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+rules:
+  - level: Metadata
+    resources: [{group: "", resources: [pods]}]
+  - level: None
+`
+
 // apiServer returns the shared cluster, starting it on first use, or skips
 // the test when KUBEBUILDER_ASSETS is unset.
 func apiServer(t *testing.T) *cluster {
@@ -85,12 +99,23 @@ func apiServer(t *testing.T) *cluster {
 }
 
 func startCluster(t *testing.T) (*cluster, error) {
+	dir, err := os.MkdirTemp("", "meshinit-policy-audit-")
+	if err != nil {
+		return nil, err
+	}
+	auditPolicy := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(auditPolicy, []byte(podAuditPolicy), 0o600); err != nil {
+		return nil, err
+	}
 	env := &envtest.Environment{}
+	env.ControlPlane.GetAPIServer().Configure().
+		Append("audit-policy-file", auditPolicy).
+		Append("audit-log-path", filepath.Join(dir, "audit.log"))
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", os.Getenv("KUBEBUILDER_ASSETS"), err)
 	}
-	c := &cluster{env: env, config: cfg}
+	c := &cluster{env: env, config: cfg, auditLog: filepath.Join(dir, "audit.log")}
 	s := runtime.NewScheme()
 	if err := errors.Join(scheme.AddToScheme(s), v1alpha1.AddToScheme(s)); err != nil {
 		return nil, err
@@ -128,11 +153,19 @@ func startCluster(t *testing.T) (*cluster, error) {
 		RequiredInboundPorts: ports(9090), Interception: v1alpha1.InterceptionRequired,
 	})
 	c.applyPolicy(t, "team-lax", "lax", v1alpha1.RedirectPolicySpec{Interception: v1alpha1.InterceptionOptional})
-	c.awaitVerdict(t, "team-a", pod("probe", injected, annotations(excludeInbound, "8443")),
-		verdict{clusterBinding, "port 8443 is required by RedirectPolicy meshinit-system/default and cannot be listed in traffic.meshinit.io/exclude-inbound-ports", ""})
-	c.awaitVerdict(t, "team-strict", pod("probe", injected, annotations(excludeInbound, "9090")),
-		verdict{namespaceBinding, "port 9090 is required by RedirectPolicy team-strict/strict and cannot be listed in traffic.meshinit.io/exclude-inbound-ports", ""})
+	c.awaitInstalled(t)
 	return c, nil
+}
+
+// awaitInstalled waits until the API server enforces what startCluster
+// installs: both bindings with Deny, the default RedirectPolicy and
+// team-strict's. Tests that change any of it restore it and call this.
+func (c *cluster) awaitInstalled(t *testing.T) {
+	t.Helper()
+	c.awaitVerdict(t, "team-a", pod("probe", injected, annotations(excludeInbound, "8443")),
+		verdict{clusterBinding, msgExcluded8443, metav1.StatusReasonForbidden})
+	c.awaitVerdict(t, "team-strict", pod("probe", injected, annotations(excludeInbound, "9090")),
+		verdict{namespaceBinding, msgStrictExcluded9090, metav1.StatusReasonForbidden})
 }
 
 // install applies the chart's policy objects rendered with values

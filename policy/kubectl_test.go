@@ -1,14 +1,10 @@
 package policy
 
 import (
-	"context"
-	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -42,34 +38,4 @@ func TestKubectlDryRun(t *testing.T) {
 			t.Errorf("pod %s was stored by a dry run: %v %s", name, err, stderr)
 		}
 	}
-}
-
-// TestWarnMode installs the chart with validationActions [Warn]: a violating
-// pod is created, and kubectl shows the policy's message as a warning.
-func TestWarnMode(t *testing.T) {
-	c := apiServer(t)
-	c.install(t, map[string]any{"policy": map[string]any{
-		"validationActions":     []any{"Warn"},
-		"defaultRedirectPolicy": testValues["policy"].(map[string]any)["defaultRedirectPolicy"],
-	}})
-	t.Cleanup(func() {
-		c.install(t, testValues)
-		c.awaitVerdict(t, "team-a", pod("probe", injected, annotations(excludeInbound, "8443")), verdict{clusterBinding, msgExcluded8443, ""})
-	})
-	warning := "Warning: Validation failed for ValidatingAdmissionPolicy 'meshinit-redirectpolicy' with binding 'meshinit-redirectpolicy-cluster': " + msgExcluded8443
-	bad := manifest(t, pod("warned", injected, annotations(excludeInbound, "8443")))
-	eventually(t, 30*time.Second, func() error {
-		_, stderr, err := c.run(bad, "apply", "--dry-run=server", "-n", "team-a", "-f", "-")
-		if err != nil || !strings.Contains(stderr, warning) {
-			return fmt.Errorf("kubectl: %v: %s", err, stderr)
-		}
-		return nil
-	})
-	stdout, stderr, err := c.run(bad, "create", "-n", "team-a", "-f", "-")
-	if err != nil || strings.TrimSpace(stdout) != "pod/warned created" || strings.TrimSpace(stderr) != warning {
-		t.Fatalf("kubectl create: %v\nstdout: %s\nstderr: %s\nwant warning: %s", err, stdout, stderr, warning)
-	}
-	t.Cleanup(func() {
-		_ = c.client.Delete(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "warned"}})
-	})
 }

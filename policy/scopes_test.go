@@ -25,7 +25,7 @@ func (c *cluster) withoutDefaultPolicy(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		c.install(t, testValues)
-		c.awaitVerdict(t, "team-a", pod("probe", injected, annotations(excludeInbound, "8443")), verdict{clusterBinding, msgExcluded8443, ""})
+		c.awaitInstalled(t)
 	})
 	c.awaitVerdict(t, "team-a", pod("probe", injected, annotations(excludeInbound, "8443")), verdict{})
 }
