@@ -131,7 +131,7 @@ func TestAdmission(t *testing.T) {
 				if tc.podOnly {
 					want = verdict{}
 				}
-				if err := c.checkVerdict(tc.namespace, w.of(tc.pod).(client.Object), want); err != nil {
+				if err := c.checkVerdict(tc.namespace, w.of(tc.pod), want); err != nil {
 					t.Error(err)
 				}
 			}

@@ -34,7 +34,7 @@ type cluster struct {
 	config *rest.Config
 	// auditLog is the API server's audit log: metadata of every pod request.
 	auditLog string
-	client client.Client
+	client   client.Client
 	// kubectl runs as cluster admin: its binary and flags (--kubeconfig).
 	kubectl []string
 }

@@ -34,8 +34,8 @@ type compiled struct {
 }
 
 var (
-	withParams        = plugincel.OptionalVariableDeclarations{HasParams: true, HasAuthorizer: true}
-	messageVarsParams = plugincel.OptionalVariableDeclarations{HasParams: true}
+	policyVars  = plugincel.OptionalVariableDeclarations{HasParams: true, HasAuthorizer: true}
+	messageVars = plugincel.OptionalVariableDeclarations{HasParams: true}
 )
 
 func compile(t *testing.T, vap *admissionregistrationv1.ValidatingAdmissionPolicy) *compiled {
@@ -45,7 +45,7 @@ func compile(t *testing.T, vap *admissionregistrationv1.ValidatingAdmissionPolic
 		t.Fatal(err)
 	}
 	for _, v := range vap.Spec.Variables {
-		if r := compiler.CompileAndStoreVariable(&validating.Variable{Name: v.Name, Expression: v.Expression}, withParams, environment.StoredExpressions); r.Error != nil {
+		if r := compiler.CompileAndStoreVariable(&validating.Variable{Name: v.Name, Expression: v.Expression}, policyVars, environment.StoredExpressions); r.Error != nil {
 			t.Fatalf("variable %s: %v", v.Name, r.Error)
 		}
 	}
@@ -56,15 +56,15 @@ func compile(t *testing.T, vap *admissionregistrationv1.ValidatingAdmissionPolic
 	}
 	c := &compiled{
 		compiler:    compiler,
-		validations: compiler.CompileCondition(validations, withParams, environment.StoredExpressions),
-		messages:    compiler.CompileCondition(messages, messageVarsParams, environment.StoredExpressions),
+		validations: compiler.CompileCondition(validations, policyVars, environment.StoredExpressions),
+		messages:    compiler.CompileCondition(messages, messageVars, environment.StoredExpressions),
 	}
 	for _, errs := range [][]error{c.validations.CompilationErrors(), c.messages.CompilationErrors()} {
 		for _, err := range errs {
 			t.Fatalf("compiling the policy: %v", err)
 		}
 	}
-	c.validator = validating.NewValidator(c.validations, nil, compiler.CompileCondition(nil, withParams, environment.StoredExpressions), c.messages, vap.Spec.FailurePolicy, nil)
+	c.validator = validating.NewValidator(c.validations, nil, compiler.CompileCondition(nil, policyVars, environment.StoredExpressions), c.messages, vap.Spec.FailurePolicy, nil)
 	return c
 }
 
@@ -136,7 +136,7 @@ func (c *compiled) eval(t *testing.T, r request, exprs []string, out ...any) {
 	for i, e := range exprs {
 		accessors[i] = anyExpression(e)
 	}
-	cond := c.compiler.CompileCondition(accessors, withParams, environment.StoredExpressions)
+	cond := c.compiler.CompileCondition(accessors, policyVars, environment.StoredExpressions)
 	for _, err := range cond.CompilationErrors() {
 		t.Fatal(err)
 	}

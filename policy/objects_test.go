@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/meshinit/meshinit/api/v1alpha1"
 	"github.com/meshinit/meshinit/redirect"
@@ -98,29 +99,29 @@ func selector(p *corev1.Pod) *metav1.LabelSelector {
 // built around a pod (which becomes the template).
 var workloads = []struct {
 	kind string
-	of   func(p *corev1.Pod) runtime.Object
+	of   func(p *corev1.Pod) client.Object
 }{
-	{"Deployment", func(p *corev1.Pod) runtime.Object {
+	{"Deployment", func(p *corev1.Pod) client.Object {
 		return &appsv1.Deployment{TypeMeta: typeMeta(appsv1.SchemeGroupVersion, "Deployment"), ObjectMeta: metaOf(p),
 			Spec: appsv1.DeploymentSpec{Selector: selector(p), Template: template(p)}}
 	}},
-	{"StatefulSet", func(p *corev1.Pod) runtime.Object {
+	{"StatefulSet", func(p *corev1.Pod) client.Object {
 		return &appsv1.StatefulSet{TypeMeta: typeMeta(appsv1.SchemeGroupVersion, "StatefulSet"), ObjectMeta: metaOf(p),
 			Spec: appsv1.StatefulSetSpec{Selector: selector(p), Template: template(p)}}
 	}},
-	{"DaemonSet", func(p *corev1.Pod) runtime.Object {
+	{"DaemonSet", func(p *corev1.Pod) client.Object {
 		return &appsv1.DaemonSet{TypeMeta: typeMeta(appsv1.SchemeGroupVersion, "DaemonSet"), ObjectMeta: metaOf(p),
 			Spec: appsv1.DaemonSetSpec{Selector: selector(p), Template: template(p)}}
 	}},
-	{"ReplicaSet", func(p *corev1.Pod) runtime.Object {
+	{"ReplicaSet", func(p *corev1.Pod) client.Object {
 		return &appsv1.ReplicaSet{TypeMeta: typeMeta(appsv1.SchemeGroupVersion, "ReplicaSet"), ObjectMeta: metaOf(p),
 			Spec: appsv1.ReplicaSetSpec{Selector: selector(p), Template: template(p)}}
 	}},
-	{"Job", func(p *corev1.Pod) runtime.Object {
+	{"Job", func(p *corev1.Pod) client.Object {
 		return &batchv1.Job{TypeMeta: typeMeta(batchv1.SchemeGroupVersion, "Job"), ObjectMeta: metaOf(p),
 			Spec: jobSpec(p)}
 	}},
-	{"CronJob", func(p *corev1.Pod) runtime.Object {
+	{"CronJob", func(p *corev1.Pod) client.Object {
 		return &batchv1.CronJob{TypeMeta: typeMeta(batchv1.SchemeGroupVersion, "CronJob"), ObjectMeta: metaOf(p),
 			Spec: batchv1.CronJobSpec{Schedule: "@hourly", JobTemplate: batchv1.JobTemplateSpec{Spec: jobSpec(p)}}}
 	}},

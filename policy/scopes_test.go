@@ -140,7 +140,7 @@ func TestWorkloadUpdates(t *testing.T) {
 	}
 	for _, w := range workloads {
 		t.Run("before opting in/"+w.kind, func(t *testing.T) {
-			obj := w.of(pod(strings.ToLower(w.kind), annotations(excludeInbound, "8443"))).(client.Object)
+			obj := w.of(pod(strings.ToLower(w.kind), annotations(excludeInbound, "8443")))
 			obj.SetNamespace(ns.Name)
 			if err := c.client.Create(ctx, obj); err != nil {
 				t.Fatalf("creating before the namespace opts in: %v", err)
@@ -155,7 +155,7 @@ func TestWorkloadUpdates(t *testing.T) {
 
 	for _, w := range workloads {
 		t.Run("after/"+w.kind, func(t *testing.T) {
-			obj := w.of(pod(strings.ToLower(w.kind))).(client.Object)
+			obj := w.of(pod(strings.ToLower(w.kind)))
 			obj.SetNamespace(ns.Name)
 			if err := c.client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 				t.Fatal(err)
