@@ -1,0 +1,308 @@
+package webhook_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/meshinit/meshinit/certs"
+	"github.com/meshinit/meshinit/internal/chart"
+	"github.com/meshinit/meshinit/webhook"
+)
+
+const releaseNamespace = "meshinit-system"
+
+// cluster is a kube-apiserver and etcd with the chart's webhook objects.
+type cluster struct {
+	env        *envtest.Environment
+	admin      *kubernetes.Clientset
+	warnings   *warningLog
+	kubeconfig string                       // the admin's, for kubectl
+	objects    []*unstructured.Unstructured // the chart's
+	asWebhook  *rest.Config                 // the webhook ServiceAccount's credentials
+}
+
+// startCluster starts kube-apiserver and etcd (skipping the test without
+// them) and creates the release namespace and the chart's RBAC.
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("KUBEBUILDER_ASSETS is unset: no kube-apiserver and etcd to test against (make tools-envtest builds them; make test sets it)")
+	}
+	c := &cluster{env: &envtest.Environment{}, warnings: &warningLog{}}
+	cfg, err := c.env.Start()
+	if err != nil {
+		t.Fatalf("starting kube-apiserver and etcd from %s: %v", os.Getenv("KUBEBUILDER_ASSETS"), err)
+	}
+	t.Cleanup(func() {
+		if err := c.env.Stop(); err != nil {
+			t.Errorf("stopping kube-apiserver and etcd: %v", err)
+		}
+	})
+	cfg = rest.CopyConfig(cfg)
+	cfg.WarningHandlerWithContext = c.warnings
+	c.admin = kubernetes.NewForConfigOrDie(cfg)
+	admin, err := c.env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := admin.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(c.kubeconfig, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	createNamespace(t, c.admin, releaseNamespace, nil)
+	if c.objects, err = chart.Objects(chart.Options{Namespace: releaseNamespace}, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range c.objects {
+		if o.GroupVersionKind().Group == "rbac.authorization.k8s.io" {
+			c.apply(t, o)
+		}
+	}
+	sa := "system:serviceaccount:" + releaseNamespace + ":meshinit-webhook"
+	user, err := c.env.AddUser(envtest.User{Name: sa, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + releaseNamespace}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.asWebhook = user.Config()
+	return c
+}
+
+// apply creates one of the chart's objects with kubectl.
+func (c *cluster) apply(t *testing.T, o runtime.Object) {
+	t.Helper()
+	data, err := yaml.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.kubectlRun(t, data, "apply", "-f")
+}
+
+// kubectlRun runs kubectl with manifest as the file of the last argument.
+func (c *cluster) kubectlRun(t *testing.T, manifest []byte, args ...string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "manifest.yaml")
+	if err := os.WriteFile(file, manifest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl"), append(append([]string{"--kubeconfig", c.kubeconfig}, args...), file)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out)
+}
+
+// webhookConfig is the chart's MutatingWebhookConfiguration, sent to url
+// instead of the Service (the API server here cannot reach Services).
+func (c *cluster) webhookConfig(t *testing.T, url string) *admissionregistrationv1.MutatingWebhookConfiguration {
+	t.Helper()
+	for _, o := range c.objects {
+		if o.GetKind() != "MutatingWebhookConfiguration" {
+			continue
+		}
+		var mwc admissionregistrationv1.MutatingWebhookConfiguration
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &mwc); err != nil {
+			t.Fatal(err)
+		}
+		for i := range mwc.Webhooks {
+			cc := &mwc.Webhooks[i].ClientConfig
+			cc.URL = ptr.To(url + *cc.Service.Path)
+			cc.Service = nil
+		}
+		return &mwc
+	}
+	t.Fatal("the chart renders no MutatingWebhookConfiguration")
+	return nil
+}
+
+// configFile writes the chart's webhook config file.
+func (c *cluster) configFile(t *testing.T) string {
+	t.Helper()
+	for _, o := range c.objects {
+		if o.GetKind() == "ConfigMap" && o.GetName() == "meshinit-webhook" {
+			data, _, _ := unstructured.NestedString(o.Object, "data", "config.yaml")
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return path
+		}
+	}
+	t.Fatal("the chart renders no meshinit-webhook ConfigMap")
+	return ""
+}
+
+// server is one running webhook.Serve.
+type server struct {
+	port, metrics, probes int
+	stop                  context.CancelFunc
+	done                  chan error
+}
+
+// serve runs webhook.Serve as the webhook ServiceAccount with certificates
+// from opts, and waits until it is ready.
+func (c *cluster) serve(t *testing.T, port int, opts certs.Options, delay time.Duration) *server {
+	t.Helper()
+	s := &server{port: port, metrics: freePort(t), probes: freePort(t), done: make(chan error, 1)}
+	ctx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	config := c.configFile(t)
+	go func() {
+		s.done <- webhook.Serve(ctx, c.asWebhook, webhook.ServerOptions{
+			ConfigFile:    config,
+			Namespace:     releaseNamespace,
+			Port:          port,
+			MetricsAddr:   fmt.Sprintf("127.0.0.1:%d", s.metrics),
+			ProbeAddr:     fmt.Sprintf("127.0.0.1:%d", s.probes),
+			ShutdownDelay: delay,
+			Certs:         opts,
+			Log:           testr.New(t),
+		})
+	}()
+	t.Cleanup(func() {
+		stop()
+		<-s.done
+	})
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		if code, _ := s.get("probes", "/readyz"); code == http.StatusOK {
+			return s
+		}
+		select {
+		case err := <-s.done:
+			t.Fatalf("webhook.Serve returned before ready: %v", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_, body := s.get("probes", "/readyz?verbose")
+			t.Fatalf("webhook not ready after 90s:\n%s", body)
+		}
+	}
+}
+
+// get fetches path from the metrics or probes port.
+func (s *server) get(which, path string) (int, string) {
+	port := s.metrics
+	if which == "probes" {
+		port = s.probes
+	}
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", port, path))
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func createNamespace(t *testing.T, c *kubernetes.Clientset, name string, labels map[string]string) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	if _, err := c.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testPod(name string, labels, annotations map[string]string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations},
+		Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "migrate", Image: "migrate:1"}},
+			Containers:     []corev1.Container{{Name: "app", Image: "nginx:1.27"}},
+		},
+	}
+}
+
+// warningLog keeps the API server's warnings.
+type warningLog struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (w *warningLog) HandleWarningHeaderWithContext(_ context.Context, _ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.list = append(w.list, text)
+}
+
+func (w *warningLog) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l := w.list
+	w.list = nil
+	return l
+}
+
+func initContainerNames(p *corev1.Pod) []string {
+	var names []string
+	for _, c := range p.Spec.InitContainers {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+// waitUntil polls cond every 100ms until it holds or timeout passes.
+func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s: %v", what, timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// servedSerial is the serial number of the certificate served on port.
+func servedSerial(port int) (string, error) {
+	conn, err := tls.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port), &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	return conn.ConnectionState().PeerCertificates[0].SerialNumber.String(), nil
+}
