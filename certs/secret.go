@@ -18,9 +18,9 @@ const maxSecretRaces = 5
 
 // syncSecret brings the shared Secret in line with the renewal policy and
 // returns its data as stored afterwards, with the decision about that data.
-// Every replica runs it: whoever
-// writes first wins (create, or update at the resourceVersion it read); the
-// others get AlreadyExists or Conflict, re-read, and find nothing left to do.
+// Every replica runs it: whoever writes first wins (create, or update at the
+// resourceVersion it read); the others get AlreadyExists or Conflict,
+// re-read, and find nothing left to do.
 func (m *selfManaged) syncSecret(ctx context.Context, published func(ca *x509.Certificate) bool) (map[string][]byte, decision, error) {
 	key := client.ObjectKey{Namespace: m.opts.ServiceNamespace, Name: m.opts.SecretName}
 	for range maxSecretRaces {
