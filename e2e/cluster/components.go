@@ -95,6 +95,7 @@ func kubelet(o *Options) component {
 		"--config", o.path("kubelet.yaml"),
 		"--kubeconfig", o.componentKubeconfig("kubelet"),
 		"--root-dir", o.path("kubelet"),
+		"--cert-dir", o.path("kubelet", "pki"), // not under --root-dir by default
 		"--hostname-override", o.Name,
 		"--node-ip", o.Address.String(),
 	}}

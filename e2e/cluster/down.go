@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -35,7 +37,7 @@ func down(ctx context.Context, o *Options, rec *record) error {
 		}
 		// Nothing may start or restart pods while they are removed.
 		keep(stopAll(named("kube-controller-manager", "kube-scheduler", "kubelet")))
-		shimSockets := removeContainers(ctx, o, rec)
+		containers := removeContainers(ctx, o, rec)
 		keep(stopAll(named("kube-proxy", "containerd", "kube-apiserver")))
 		keep(stopAll(named("etcd")))
 		keep(stopAll(shimsOf(o.containerdSocket())))
@@ -43,9 +45,14 @@ func down(ctx context.Context, o *Options, rec *record) error {
 		if _, ok := rec.find("kube-proxy"); ok {
 			_, err := run(ctx, o.bin("kube-proxy"), "--cleanup")
 			keep(err)
+			// What --cleanup leaves: KUBE-FIREWALL, which kube-proxy
+			// shares with kubelets. Up saw no KUBE-* chain before.
+			keep(removeKubeChains(ctx))
 		}
-		for _, s := range shimSockets {
-			keep(removeIfExists(s))
+		for _, id := range containers {
+			keep(removeIfExists(shimSocket(o.containerdSocket(), "k8s.io", id)))
+			keep(removeIfExists(filepath.Join(cniResults, "cni-loopback-"+id+"-lo")))
+			keep(removePodCgroups(id))
 		}
 	}
 	keep(unmountAll(o.StateDir))
@@ -66,9 +73,9 @@ func down(ctx context.Context, o *Options, rec *record) error {
 }
 
 // removeContainers force-deletes every task in the cluster's containerd
-// (with kubelet stopped, nothing recreates them), so no container outlives
-// the cluster. It returns the sockets of their shims, which live in
-// containerd's fixed /run/containerd/s whatever the configuration says.
+// (with the kubelet stopped, nothing recreates them): the pods' containers
+// first, then their sandboxes, so no container outlives the cluster. It
+// returns the ids of every container containerd knew.
 func removeContainers(ctx context.Context, o *Options, rec *record) []string {
 	p, ok := rec.find("containerd")
 	if !ok || !p.alive() {
@@ -79,20 +86,30 @@ func removeContainers(ctx context.Context, o *Options, rec *record) []string {
 		return strings.Fields(string(out)), err
 	}
 	ids, err := ctr("containers", "ls", "-q")
-	if err != nil || len(ids) == 0 {
+	if err != nil {
+		o.Logf("listing containers: %v", err)
 		return nil
 	}
+	sandboxes, _ := ctr("containers", "ls", "-q", `labels."io.cri-containerd.kind"==sandbox`)
 	tasks, _ := ctr("tasks", "ls", "-q")
-	if len(tasks) > 0 {
-		if _, err := ctr(append([]string{"tasks", "rm", "-f"}, tasks...)...); err != nil {
-			o.Logf("removing containers: %v", err)
+	slices.SortStableFunc(tasks, func(a, b string) int {
+		return cmp.Compare(b2i(slices.Contains(sandboxes, a)), b2i(slices.Contains(sandboxes, b)))
+	})
+	for _, id := range tasks {
+		// containerd's CRI plugin deletes the task itself once it sees it
+		// exit, and may be first: then ctr says "not found".
+		if _, err := ctr("tasks", "rm", "-f", id); err != nil && !strings.Contains(err.Error(), "not found") {
+			o.Logf("removing container %s: %v", id, err)
 		}
 	}
-	var sockets []string
-	for _, id := range ids {
-		sockets = append(sockets, shimSocket(o.containerdSocket(), "k8s.io", id))
+	return ids
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
-	return sockets
+	return 0
 }
 
 // shimSocket is where containerd 1.6 puts the socket of the shim of
@@ -109,11 +126,13 @@ func removeIfExists(file string) error {
 	return nil
 }
 
-// removeCNICache removes libcni's cache of the cluster's network
-// (/var/lib/cni/results/<network>-<container>-<interface>): containerd
-// offers no setting to move it.
+// cniResults is libcni's cache (<network>-<container>-<interface>):
+// containerd offers no setting to move it.
+const cniResults = "/var/lib/cni/results"
+
+// removeCNICache removes libcni's cache of the cluster's network.
 func removeCNICache(o *Options) error {
-	files, _ := filepath.Glob(filepath.Join("/var/lib/cni/results", o.Name+"-*"))
+	files, _ := filepath.Glob(filepath.Join(cniResults, o.Name+"-*"))
 	var errs []error
 	for _, f := range files {
 		errs = append(errs, removeIfExists(f))
@@ -135,29 +154,38 @@ func removeContainerLogLinks(o *Options) error {
 	return errors.Join(errs...)
 }
 
-// removeCreated removes each path Up found absent, if only empty
-// directories are left in it.
+// removeCreated removes each path Up found absent, if only directories
+// and sockets are left in it (a cgroup, whose files are the kernel's, if
+// it has no child left).
 func removeCreated(paths []string) error {
 	var errs []error
 	for _, p := range paths {
-		empty := true
-		var dirs []string
-		_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
+		if strings.HasPrefix(p, cgroupRoot+"/") {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
 			}
-			if !d.IsDir() {
-				empty = false
-				return filepath.SkipAll
-			}
-			dirs = append(dirs, q)
-			return nil
-		})
-		if !empty {
 			continue
 		}
-		for i := len(dirs) - 1; i >= 0; i-- {
-			errs = append(errs, removeIfExists(dirs[i]))
+		var remove []string
+		err := filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && d.Type()&fs.ModeSocket == 0 {
+				return fmt.Errorf("%s holds %s, not made by the cluster", p, q)
+			}
+			remove = append(remove, q)
+			return nil
+		})
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for i := len(remove) - 1; i >= 0; i-- {
+			errs = append(errs, removeIfExists(remove[i]))
 		}
 	}
 	return errors.Join(errs...)

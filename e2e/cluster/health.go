@@ -108,9 +108,8 @@ func httpOK(ctx context.Context, url string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// poll calls cond every interval until it is true, ctx ends, or timeout
-// passes; on failure the error names what was awaited and which processes
-// died, with the tail of their logs.
+// poll calls cond every 100 ms until it is true, ctx ends, or timeout
+// passes; the error names what was awaited.
 func poll(ctx context.Context, what string, timeout time.Duration, cond func(context.Context) bool) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,6 +95,104 @@ func kubeChains(ctx context.Context) ([]string, error) {
 		}
 	}
 	return chains, nil
+}
+
+// removeKubeChains removes every KUBE-* chain, and the rules of other
+// chains that jump to one, in every backend and family, each table in one
+// atomic iptables-restore.
+func removeKubeChains(ctx context.Context) error {
+	var errs []error
+	for _, save := range iptablesSaves {
+		if _, err := exec.LookPath(save); err != nil {
+			continue
+		}
+		out, err := run(ctx, save)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		script := kubeChainsRemoval(string(out))
+		if script == "" {
+			continue
+		}
+		restore := strings.TrimSuffix(save, "-save") + "-restore"
+		cmd := exec.CommandContext(ctx, restore, "--noflush")
+		cmd.Stdin = strings.NewReader(script)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w: %s\n%s", restore, err, out, script))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// kubeChainsRemoval turns iptables-save output into the iptables-restore
+// script that deletes the KUBE-* chains and the jumps to them.
+func kubeChainsRemoval(save string) string {
+	var script, table strings.Builder
+	var chains, jumps []string
+	flush := func() {
+		if len(chains) > 0 {
+			script.WriteString(table.String())
+			for _, j := range jumps {
+				script.WriteString(j + "\n")
+			}
+			for _, c := range chains {
+				script.WriteString("-F " + c + "\n")
+			}
+			for _, c := range chains {
+				script.WriteString("-X " + c + "\n")
+			}
+			script.WriteString("COMMIT\n")
+		}
+		table.Reset()
+		chains, jumps = nil, nil
+	}
+	for line := range strings.SplitSeq(save, "\n") {
+		switch f := strings.Fields(line); {
+		case strings.HasPrefix(line, "*"):
+			flush()
+			table.WriteString(line + "\n")
+		case strings.HasPrefix(line, ":KUBE-"):
+			chains = append(chains, strings.Fields(line[1:])[0])
+		case len(f) > 2 && f[0] == "-A" && !strings.HasPrefix(f[1], "KUBE-") && slices.ContainsFunc(f, func(s string) bool {
+			return strings.HasPrefix(s, "KUBE-")
+		}):
+			jumps = append(jumps, "-D"+line[2:])
+		case line == "COMMIT":
+			flush()
+		}
+	}
+	return script.String()
+}
+
+// cgroupRoot is where the cgroup hierarchies are mounted.
+const cgroupRoot = "/sys/fs/cgroup"
+
+// podCgroupParents are the cgroups containerd puts pods' containers in,
+// one per hierarchy: without QoS cgroups (which this machine's cgroup v1
+// setup needs off) the kubelet gives no parent and containerd uses
+// /k8s.io/<container id>.
+func podCgroupParents() []string {
+	var parents []string
+	hierarchies, _ := os.ReadDir(cgroupRoot)
+	for _, h := range hierarchies {
+		if h.IsDir() {
+			parents = append(parents, filepath.Join(cgroupRoot, h.Name(), "k8s.io"))
+		}
+	}
+	return parents
+}
+
+// removePodCgroups removes the cgroups of container id (runc removes them
+// when a container is deleted; these are what a killed shim left).
+func removePodCgroups(id string) error {
+	var errs []error
+	for _, parent := range podCgroupParents() {
+		if err := os.Remove(filepath.Join(parent, id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // sysctls the components may change: the bridge plugin turns on

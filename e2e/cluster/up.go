@@ -20,8 +20,12 @@ var hostPrograms = []string{"/usr/bin/containerd", "/usr/bin/containerd-shim-run
 var binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "kubectl"}
 
 // globalPaths are directories outside StateDir that containerd, the CNI
-// plugins or the kubelet create whatever their configuration says.
-var globalPaths = []string{"/var/log/containers", "/var/lib/cni", "/run/containerd"}
+// plugins or the kubelet create whatever their configuration says: shim
+// sockets, libcni's cache, links to pod logs, the device plugin socket.
+var globalPaths = []string{"/run/containerd", "/var/lib/cni", "/var/log/containers", "/var/lib/kubelet"}
+
+// The timeouts of Up's waits are generous: on a machine busy compiling
+// (load 30 on 2 cores happens) the API server alone can take minutes.
 
 // up starts a cluster from nothing. Its record is returned, even on
 // failure, for Down.
@@ -33,7 +37,7 @@ func up(ctx context.Context, o *Options) (*record, error) {
 		return nil, err
 	}
 	rec := &record{Options: *o, Sysctls: readSysctls(), Tokens: map[string]string{}}
-	for _, p := range globalPaths {
+	for _, p := range append(globalPaths, podCgroupParents()...) {
 		if _, err := os.Lstat(p); err != nil {
 			rec.Created = append(rec.Created, p)
 		}
@@ -78,14 +82,14 @@ func up(ctx context.Context, o *Options) (*record, error) {
 	s := starter{o: o, rec: rec}
 	s.start(etcd(o))
 	s.start(containerd(o))
-	s.await(ctx, "etcd", 30*time.Second, func(ctx context.Context) bool {
+	s.await(ctx, "etcd", 2*time.Minute, func(ctx context.Context) bool {
 		return httpOK(ctx, fmt.Sprintf("http://127.0.0.1:%d/health", o.Ports.EtcdClient))
 	})
 	s.start(apiServer(o))
-	s.await(ctx, "kube-apiserver", 90*time.Second, func(ctx context.Context) bool { return api.ok(ctx, "/readyz") })
+	s.await(ctx, "kube-apiserver", 5*time.Minute, func(ctx context.Context) bool { return api.ok(ctx, "/readyz") })
 	s.start(controllerManager(o))
 	s.start(scheduler(o))
-	s.await(ctx, "containerd", 30*time.Second, func(ctx context.Context) bool {
+	s.await(ctx, "containerd", 2*time.Minute, func(ctx context.Context) bool {
 		_, err := run(ctx, "ctr", "--address", o.containerdSocket(), "version")
 		return err == nil
 	})
@@ -98,7 +102,7 @@ func up(ctx context.Context, o *Options) (*record, error) {
 	}
 	s.start(kubelet(o))
 	s.start(kubeProxy(o))
-	s.await(ctx, "node Ready, default ServiceAccount, kube-proxy synced", 120*time.Second, api.ready)
+	s.await(ctx, "node Ready, default ServiceAccount, kube-proxy synced", 5*time.Minute, api.ready)
 	if s.err != nil {
 		return rec, s.err
 	}
