@@ -80,7 +80,9 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 }
 
 // healthy says whether every recorded process still runs and the cluster
-// answers as ready.
+// answers as ready. A live cluster gets a minute to answer: on a loaded
+// machine a request can time out, and tearing down a cluster that others
+// use because of one slow answer would be worse than waiting.
 func healthy(ctx context.Context, rec *record) bool {
 	if !rec.Ready {
 		return false
@@ -91,7 +93,17 @@ func healthy(ctx context.Context, rec *record) bool {
 		}
 	}
 	a, err := newAPI(&rec.Options, rec.Tokens["admin"])
-	return err == nil && a.ready(ctx)
+	if err != nil {
+		return false
+	}
+	return poll(ctx, "a healthy cluster", time.Minute, func(ctx context.Context) bool {
+		for _, p := range rec.Processes {
+			if !p.alive() {
+				return true // settled: not healthy
+			}
+		}
+		return a.ready(ctx)
+	}) == nil && a.ready(ctx)
 }
 
 // sameOptions refuses to reuse a running cluster that Up would not have

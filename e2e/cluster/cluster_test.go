@@ -124,6 +124,21 @@ func TestLocalCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("kubectl exec", func(t *testing.T) {
+		// The usage goes to standard error, exit status 0.
+		out, err := c.KubectlCommand(ctx, "-n", ns, "exec", "server", "--", "/testserver", "-h").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "-listen") {
+			t.Errorf("exec /testserver -h: %q, %v; want its usage", out, err)
+		}
+	})
+
+	t.Run("a pod reaches the API server through the kubernetes Service", func(t *testing.T) {
+		api := c.Options().ServiceCIDR.Addr().Next().String() + ":443"
+		kubectl(t, "-n", ns, "run", "api-client", "--image", dial, "--image-pull-policy", "Never", "--restart", "Never",
+			"--", "-timeout", "60s", "-connect", api)
+		kubectl(t, "-n", ns, "wait", "pod/api-client", "--for", "jsonpath={.status.phase}=Succeeded", "--timeout", "90s")
+	})
+
 	t.Run("Up again reuses it", func(t *testing.T) {
 		began := time.Now()
 		again, err := Up(ctx, opts)

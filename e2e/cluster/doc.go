@@ -33,14 +33,19 @@
 //
 // What cannot be moved, and how Down cleans it: Kubernetes' iptables chain
 // names are fixed (KUBE-SERVICES, ...), so Up refuses to start when another
-// node's chains exist, and Down runs `kube-proxy --cleanup`; the kubelet
-// is told not to make its own (makeIPTablesUtilChains: false). The bridge
-// CNI plugin turns on IP forwarding and the kubelet sets its kernel
-// tunables (kernel.panic, vm.overcommit_memory, ...): Up records those
-// settings and Down restores them. containerd keeps shim sockets in
-// /run/containerd/s and libcni its cache in /var/lib/cni; the kubelet links
-// pod logs from /var/log/containers: Down removes exactly the cluster's
-// entries there.
+// node's chains exist, and Down runs `kube-proxy --cleanup` and removes the
+// KUBE-FIREWALL chain it leaves; the kubelet is told not to make its own
+// (makeIPTablesUtilChains: false). The bridge CNI plugin turns on IP
+// forwarding and the kubelet sets its kernel tunables (kernel.panic,
+// vm.overcommit_memory, ...): Up records those settings and Down restores
+// them. Fixed paths: containerd's shim sockets (/run/containerd/s/<hash of
+// socket, namespace, id>), libcni's cache (/var/lib/cni/results), the
+// kubelet's links to pod logs (/var/log/containers) and device plugin
+// socket (/var/lib/kubelet/device-plugins), the pods' cgroups
+// (/sys/fs/cgroup/*/k8s.io/<id>: without QoS cgroups, which this machine's
+// cgroup v1 needs off, the kubelet gives containerd no parent): Down removes
+// exactly the cluster's entries, and each of these directories if Up found
+// it absent.
 //
 // # Stopping
 //

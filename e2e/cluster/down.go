@@ -154,9 +154,9 @@ func removeContainerLogLinks(o *Options) error {
 	return errors.Join(errs...)
 }
 
-// removeCreated removes each path Up found absent, if only directories
-// and sockets are left in it (a cgroup, whose files are the kernel's, if
-// it has no child left).
+// removeCreated removes each path Up found absent, if only directories,
+// sockets, fifos and the kubelet's device plugin checkpoint are left in it (a
+// cgroup, whose files are the kernel's, if it has no child left).
 func removeCreated(paths []string) error {
 	var errs []error
 	for _, p := range paths {
@@ -171,7 +171,7 @@ func removeCreated(paths []string) error {
 			if err != nil {
 				return err
 			}
-			if !d.IsDir() && d.Type()&fs.ModeSocket == 0 {
+			if !d.IsDir() && d.Type()&(fs.ModeSocket|fs.ModeNamedPipe) == 0 && d.Name() != "kubelet_internal_checkpoint" {
 				return fmt.Errorf("%s holds %s, not made by the cluster", p, q)
 			}
 			remove = append(remove, q)
