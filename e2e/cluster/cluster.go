@@ -65,6 +65,9 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 		}
 	}
 
+	if err := preflight(ctx, o); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
 	began := time.Now()
 	rec, err = up(ctx, o)
 	if err != nil {

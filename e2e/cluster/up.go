@@ -27,12 +27,9 @@ var globalPaths = []string{"/run/containerd", "/var/lib/cni", "/var/log/containe
 // The timeouts of Up's waits are generous: on a machine busy compiling
 // (load 30 on 2 cores happens) the API server alone can take minutes.
 
-// up starts a cluster from nothing. Its record is returned, even on
-// failure, for Down.
+// up starts a cluster from nothing, once preflight passed. Its record is
+// returned, even on failure, for Down.
 func up(ctx context.Context, o *Options) (*record, error) {
-	if err := preflight(ctx, o); err != nil {
-		return nil, err
-	}
 	if err := os.MkdirAll(o.StateDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -197,7 +194,12 @@ func preflight(ctx context.Context, o *Options) error {
 			"and Kubernetes' chain names are fixed; stop it (or run `kube-proxy --cleanup` if it is gone)", chains[0]))
 	}
 	if hasLink(o.Bridge) {
-		errs = append(errs, fmt.Errorf("network interface %s already exists", o.Bridge))
+		errs = append(errs, fmt.Errorf("network interface %s already exists (left by a cluster? `localcluster down` removes it)", o.Bridge))
+	}
+	if ok, err := hasAddress(ctx, o); err != nil {
+		errs = append(errs, err)
+	} else if ok {
+		errs = append(errs, fmt.Errorf("address %s is already on lo (left by a cluster? `localcluster down` removes it)", o.Address))
 	}
 	for _, p := range o.Ports.list() {
 		host := "127.0.0.1"
