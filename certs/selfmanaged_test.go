@@ -23,7 +23,7 @@ import (
 // A caBundle reset (helm upgrade) is re-asserted, and a Secret another
 // replica updated reaches both cert dirs, through the watches.
 func TestSelfManagedReplicasShareOneSecret(t *testing.T) {
-	in := newInstall(t, "meshinit-share", nil)
+	in := newInstall(t, "meshinit-share", map[string]any{})
 	var providers []*Provider
 	for _, name := range []string{"a", "b"} {
 		p, err := New(in.asWebhook, in.options(t, name))
@@ -90,7 +90,7 @@ func TestSelfManagedReplicasShareOneSecret(t *testing.T) {
 // API server would) calling both without pause. Across serving certificate
 // renewals and a CA rotation no request may fail, and no server restarts.
 func TestSelfManagedRotationWithoutFailedRequests(t *testing.T) {
-	in := newInstall(t, "meshinit-rotate", nil)
+	in := newInstall(t, "meshinit-rotate", map[string]any{})
 	serverName := in.name + "-webhook." + in.name + ".svc"
 	var providers []*Provider
 	var urls []string
