@@ -48,6 +48,7 @@ func down(ctx context.Context, o *Options, rec *record) error {
 			// What --cleanup leaves: KUBE-FIREWALL, which kube-proxy
 			// shares with kubelets. Up saw no KUBE-* chain before.
 			keep(removeKubeChains(ctx))
+			o.Logf("iptables rules removed (%.1fs)", time.Since(began).Seconds())
 		}
 		for _, id := range containers {
 			keep(removeIfExists(shimSocket(o.containerdSocket(), "k8s.io", id)))
@@ -56,6 +57,7 @@ func down(ctx context.Context, o *Options, rec *record) error {
 		}
 	}
 	keep(unmountAll(o.StateDir))
+	o.Logf("mounts removed (%.1fs)", time.Since(began).Seconds())
 	keep(removeBridge(ctx, o))
 	keep(removeAddress(ctx, o))
 	keep(removeCNICache(o))
