@@ -1,6 +1,10 @@
 // Command testserver answers every TCP connection with one line: its name
 // and, when the connection was redirected, the original destination. The
 // demo and the end-to-end tests run it as the app and as the proxy.
+//
+// With -dial it is a client instead: it connects to that address, prints
+// the answer and exits 0 only if the answer starts with -expect (the Helm
+// chart's test pod uses this to see its traffic reach the proxy).
 package main
 
 import (
@@ -11,6 +15,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/meshinit/meshinit/internal/testproxy"
 )
@@ -18,7 +23,20 @@ import (
 func main() {
 	listen := flag.String("listen", ":15006", "comma-separated addresses to listen on")
 	name := flag.String("name", "proxy", "name to answer with")
+	dial := flag.String("dial", "", "connect to this address, print the answer and exit instead of serving")
+	expect := flag.String("expect", "", "with -dial: exit 1 unless the answer starts with this")
 	flag.Parse()
+	if *dial != "" {
+		line, err := testproxy.Ask(func() (net.Conn, error) { return net.DialTimeout("tcp", *dial, 5*time.Second) })
+		if err != nil {
+			log.Fatalf("dial %s: %v", *dial, err)
+		}
+		log.Printf("%s answered: %s", *dial, line)
+		if !strings.HasPrefix(line, *expect) {
+			log.Fatalf("dial %s: answer %q does not start with %q", *dial, line, *expect)
+		}
+		return
+	}
 	for addr := range strings.SplitSeq(*listen, ",") {
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
