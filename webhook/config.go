@@ -81,6 +81,8 @@ type Config struct {
 
 	// redirect is Redirect parsed by Validate.
 	redirect redirect.Config
+	// template is containerTemplate's, set by Validate.
+	template []byte
 }
 
 // LoadConfig reads a YAML configuration file, fills in defaults and
@@ -159,6 +161,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("redirect: %w", err))
 	}
 	c.redirect = rc
+	c.template = containerTemplate(c)
 	return errors.Join(errs...)
 }
 

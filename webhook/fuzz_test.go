@@ -2,9 +2,13 @@ package webhook
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -72,16 +76,47 @@ func FuzzHandlePod(f *testing.F) {
 	})
 }
 
-// FuzzHandleRaw fuzzes the object bytes themselves.
+// FuzzHandleRaw fuzzes the object bytes themselves, sent over HTTP the way
+// the API server sends them.
 func FuzzHandleRaw(f *testing.F) {
 	f.Add([]byte(plainPod))
 	f.Add([]byte(`{"metadata":{"name":"a","annotations":null},"spec":{"containers":[{}],"initContainers":null}}`))
 	f.Add([]byte(`{"metadata":{"name":"a","labels":{"meshinit.io/inject":"true"},"annotations":{"meshinit.io/status":"x"}},"spec":{"containers":[{}],"initContainers":[{"name":"meshinit-redirect"}]}}`))
 	f.Add([]byte(`{"metadata":{"name":"a"},"spec":{"containers":[{}]},"spec":null}`))
+	f.Add([]byte(`{"metadata":{"name":"a"},"spec":{"containers":[{}]}} x`))
 	f.Add([]byte(`null`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		h := testHandler(t, map[string]string{NamespaceLabel: "enabled"})
-		checkResponse(t, h, raw, review(t, h, "app", raw))
+		hook := &admission.Webhook{Handler: h}
+		req := httptest.NewRequest(http.MethodPost, "/inject", strings.NewReader(reviewBody(podRequest(string(raw)))))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		hook.ServeHTTP(rec, req)
+		var ar admissionv1.AdmissionReview
+		if err := json.Unmarshal(rec.Body.Bytes(), &ar); err != nil || ar.Response == nil {
+			t.Fatalf("response is not an AdmissionReview (%v): %s", err, rec.Body.String())
+		}
+		r := ar.Response
+		if !r.Allowed {
+			if r.Result == nil || r.Result.Message == "" || len(r.Patch) > 0 {
+				t.Fatalf("refusal without a message or with a patch: %+v", r)
+			}
+			return
+		}
+		if len(r.Patch) == 0 {
+			return
+		}
+		patch, err := jsonpatch.DecodePatch(r.Patch)
+		if err != nil {
+			t.Fatalf("invalid patch %s: %v", r.Patch, err)
+		}
+		patched, err := patch.Apply(raw)
+		if err != nil {
+			t.Fatalf("patch %s does not apply to %s: %v", r.Patch, raw, err)
+		}
+		if again := review(t, h, "app", patched); !again.Allowed || len(again.Patches) > 0 {
+			t.Fatalf("second review: allowed=%v patches=%v result=%+v", again.Allowed, again.Patches, again.Result)
+		}
 	})
 }

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-	"sigs.k8s.io/json"
 )
 
 // NamespaceLabels returns the labels of the namespace called name.
@@ -89,13 +88,7 @@ func decodePod(req admission.Request) (*corev1.Pod, error) {
 	if len(req.Object.Raw) == 0 {
 		return nil, errors.New("request has no object")
 	}
-	pod := &corev1.Pod{}
-	// Case-sensitive and without duplicate fields, like the API server, so
-	// the pod read here is the document the patch applies to.
-	strict, err := json.UnmarshalStrict(req.Object.Raw, pod, json.DisallowDuplicateFields)
-	if err == nil {
-		err = errors.Join(strict...)
-	}
+	pod, err := readPod(req.Object.Raw)
 	if err != nil {
 		return nil, fmt.Errorf("decoding the pod: %w", err)
 	}

@@ -65,7 +65,7 @@ func mutate(s subject, c *Config) Result {
 	}
 
 	container := initContainer(c, rc)
-	status := newStatus(container, rc)
+	status := newStatus(c, container, rc)
 	at := containerIndex(s.pod.Spec.InitContainers, ContainerName)
 	if at >= 0 && s.pod.Annotations[StatusAnnotation] == status.String() {
 		return Result{Outcome: OutcomeUnchanged, Reason: d.Reason, Status: &status}
@@ -99,13 +99,12 @@ func statusPatch(pod *corev1.Pod, s Status) jsonpatch.JsonPatchOperation {
 	if len(pod.Annotations) == 0 {
 		return jsonpatch.NewOperation("add", "/metadata/annotations", map[string]string{StatusAnnotation: s.String()})
 	}
-	return jsonpatch.NewOperation("add", "/metadata/annotations/"+escapePointer(StatusAnnotation), s.String())
+	return jsonpatch.NewOperation("add", statusPath, s.String())
 }
 
-// escapePointer escapes a JSON pointer segment (RFC 6901).
-func escapePointer(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
-}
+// statusPath is the JSON pointer of the status annotation (RFC 6901: "~"
+// is escaped as "~0", "/" as "~1").
+var statusPath = "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(StatusAnnotation)
 
 func containerIndex(cs []corev1.Container, name string) int {
 	for i, c := range cs {

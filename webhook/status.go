@@ -23,23 +23,32 @@ type Status struct {
 	// also logs when it applies the rules.
 	Redirect string `json:"redirect"`
 	// Hash covers the whole injected container (image, resources, security
-	// context, arguments): the effective configuration.
+	// context, the redirect settings): the effective configuration.
 	Hash string `json:"hash"`
 }
 
-// newStatus describes injecting container, built from rc.
-func newStatus(container corev1.Container, rc redirect.Config) Status {
+// newStatus describes injecting container, built by c from rc.
+func newStatus(c *Config, container corev1.Container, rc redirect.Config) Status {
+	fingerprint := rc.Fingerprint()
+	sum := sha256.Sum256(append(c.template[:len(c.template):len(c.template)], fingerprint...))
+	return Status{
+		InitContainers: []string{container.Name},
+		Redirect:       fingerprint,
+		Hash:           hex.EncodeToString(sum[:8]),
+	}
+}
+
+// containerTemplate is the injected container without its arguments, as
+// JSON: what the status hash covers besides the redirect settings.
+func containerTemplate(c *Config) []byte {
+	container := initContainer(c, redirect.Config{})
+	container.Args = nil
 	spec, err := json.Marshal(container)
 	if err != nil {
 		// A corev1.Container always marshals; failing here is a bug.
 		panic("webhook: marshalling the init container: " + err.Error())
 	}
-	sum := sha256.Sum256(spec)
-	return Status{
-		InitContainers: []string{container.Name},
-		Redirect:       rc.Fingerprint(),
-		Hash:           hex.EncodeToString(sum[:8]),
-	}
+	return spec
 }
 
 // String renders s as the annotation's value.
