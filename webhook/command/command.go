@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	"github.com/meshinit/meshinit/webhook"
 )
@@ -74,6 +75,7 @@ func parseFlags(args []string, o *webhook.ServerOptions, stderr io.Writer) (flag
 	f := flags{fs: flag.NewFlagSet("meshinit-webhook", flag.ContinueOnError)}
 	f.fs.SetOutput(stderr)
 	o.BindFlags(f.fs)
+	config.RegisterFlags(f.fs) // --kubeconfig, read by ctrl.GetConfig
 	f.fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
 	f.fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info or error")
 	f.fs.BoolVar(&f.version, "version", false, "print the version and exit")
