@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
@@ -212,6 +213,21 @@ func TestAgainstAPIServer(t *testing.T) {
 			if !strings.Contains(body, want) {
 				t.Errorf("metrics lack %s", want)
 			}
+		}
+	})
+	t.Run("TLS 1.2 minimum, HTTP/2 off", func(t *testing.T) {
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		if conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS11}); err == nil {
+			conn.Close()
+			t.Error("a TLS 1.1 handshake succeeded")
+		}
+		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2", "http/1.1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if p := conn.ConnectionState().NegotiatedProtocol; p != "http/1.1" {
+			t.Errorf("negotiated %q, want http/1.1", p)
 		}
 	})
 	t.Run("graceful shutdown", func(t *testing.T) {
