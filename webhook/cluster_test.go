@@ -2,26 +2,15 @@ package webhook_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -205,8 +194,8 @@ func TestAgainstAPIServer(t *testing.T) {
 		_, body := s.get("metrics", "/metrics")
 		for _, want := range []string{
 			`meshinit_webhook_injections_total{outcome="injected",reason="namespace-opted-in"}`,
-			`meshinit_webhook_injections_total{outcome="denied",reason="namespace-opted-in"} 1`,
-			`meshinit_webhook_injections_total{outcome="skipped",reason="namespace-opted-in"} 1`,
+			`meshinit_webhook_injections_total{outcome="denied",reason="namespace-opted-in"}`,
+			`meshinit_webhook_injections_total{outcome="skipped",reason="namespace-opted-in"}`,
 			`controller_runtime_webhook_requests_total{code="200",webhook="/inject"}`,
 			`controller_runtime_webhook_latency_seconds_bucket{webhook="/inject",le=`,
 		} {
@@ -252,68 +241,7 @@ func TestAgainstAPIServer(t *testing.T) {
 	})
 
 	t.Run("rotation without a restart or failed requests", func(t *testing.T) {
-		dir := t.TempDir()
-		ca := newCA(t)
-		first := ca.issue(t, dir)
-		port := freePort(t)
-		cfg := c.webhookConfig(t, fmt.Sprintf("https://localhost:%d", port))
-		cfg.ResourceVersion = ""
-		current, err := mwcs.Get(ctx, mwc.Name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.ResourceVersion = current.ResourceVersion
-		for i := range cfg.Webhooks {
-			cfg.Webhooks[i].ClientConfig.CABundle = ca.pem
-		}
-		if _, err := mwcs.Update(ctx, cfg, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		c.serve(t, port, certs.Options{Mode: certs.ModeFiles, CertDir: dir}, time.Second)
-		if serial, _ := servedSerial(port); serial != first {
-			t.Fatalf("serving %s, want the first certificate %s", serial, first)
-		}
-
-		var reviews, failures atomic.Int64
-		var firstFailure atomic.Value
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		for w := range 2 {
-			wg.Go(func() {
-				for i := 0; ; i++ {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					p := testPod(fmt.Sprintf("rotation-%d-%d", w, i), nil, nil)
-					got, err := c.admin.CoreV1().Pods("enabled").Create(ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-					reviews.Add(1)
-					if err == nil && len(got.Spec.InitContainers) != 2 {
-						err = fmt.Errorf("pod not injected: %q", initContainerNames(got))
-					}
-					if err != nil {
-						failures.Add(1)
-						firstFailure.CompareAndSwap(nil, err.Error())
-					}
-				}
-			})
-		}
-		time.Sleep(time.Second)
-		second := ca.issue(t, dir)
-		waitUntil(t, 30*time.Second, "the rotated certificate served", func() error {
-			if serial, err := servedSerial(port); err != nil || serial != second {
-				return fmt.Errorf("serving %s (%v), want %s", serial, err, second)
-			}
-			return nil
-		})
-		time.Sleep(time.Second)
-		close(stop)
-		wg.Wait()
-		t.Logf("%d reviews during the rotation, %d failed", reviews.Load(), failures.Load())
-		if failures.Load() > 0 || reviews.Load() < 10 {
-			t.Errorf("%d of %d reviews failed (first: %v)", failures.Load(), reviews.Load(), firstFailure.Load())
-		}
+		testRotation(t, c, mwc.Name)
 	})
 }
 
@@ -364,70 +292,4 @@ func relabelWebhook(t *testing.T) *admissionregistrationv1.MutatingWebhookConfig
 			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
 		}},
 	}
-}
-
-// testCA issues serving certificates for localhost.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newCA(t *testing.T) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-var serial atomic.Int64
-
-// issue writes a new serving certificate into dir (tls.key, then tls.crt,
-// each replaced by a rename) and returns its serial number.
-func (ca *testCA) issue(t *testing.T, dir string) string {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := big.NewInt(100 + serial.Add(1))
-	tmpl := &x509.Certificate{
-		SerialNumber: n, Subject: pkix.Name{CommonName: "localhost"},
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []struct {
-		name  string
-		block *pem.Block
-	}{{"tls.key", &pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}}, {"tls.crt", &pem.Block{Type: "CERTIFICATE", Bytes: der}}} {
-		tmp := filepath.Join(dir, "."+f.name)
-		if err := os.WriteFile(tmp, pem.EncodeToMemory(f.block), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, filepath.Join(dir, f.name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return n.String()
 }
