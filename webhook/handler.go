@@ -46,7 +46,9 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if ns == "" {
 		ns = pod.Namespace
 	}
-	logger := log.FromContext(ctx).WithValues("pod", podName(pod), "namespace", ns)
+	// The request's logger already names the namespace, the user and the
+	// request; a pod created from generateName has no name yet.
+	logger := log.FromContext(ctx).WithValues("pod", podName(pod))
 	labels, err := h.namespaces(ctx, ns)
 	if err != nil {
 		observe(OutcomeError, "")
@@ -62,7 +64,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 		logger.Info("pod denied", "reason", r.Reason, "message", r.Message)
 		return admission.Denied(r.Message)
 	case OutcomeInjected:
-		logger.Info("pod injected", "reason", r.Reason, "status", r.Status.String(), "dryRun", req.DryRun != nil && *req.DryRun)
+		logger.Info("pod injected", "reason", r.Reason, "hash", r.Status.Hash, "redirect", r.Status.Redirect, "dryRun", req.DryRun != nil && *req.DryRun)
 		resp = admission.Patched("", r.Patch...)
 	default:
 		logger.V(1).Info("pod not changed", "outcome", r.Outcome, "reason", r.Reason, "warnings", r.Warnings)
