@@ -1,0 +1,115 @@
+package chart
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden/*.yaml from the current chart")
+
+// scenarios are the values the golden renders and the lint use.
+var scenarios = []struct {
+	name   string
+	values func(t *testing.T) map[string]any
+}{
+	{"default", func(*testing.T) map[string]any { return nil }},
+	{"cert-manager", func(*testing.T) map[string]any {
+		return map[string]any{"certs": map[string]any{"mode": "cert-manager"}}
+	}},
+	{"every-knob", func(t *testing.T) map[string]any { return valuesFile(t, "testdata/every-knob.yaml") }},
+}
+
+func valuesFile(t *testing.T, file string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := yaml.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return v
+}
+
+// renderAll renders every template, NOTES.txt and tests included, as one
+// document: each file under a "# Source:" line, in path order.
+func renderAll(t *testing.T, values map[string]any) string {
+	t.Helper()
+	files, err := Render(Options{Values: values, IncludeCRDs: false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := make([]string, 0, len(files))
+	for p, s := range files {
+		if strings.TrimSpace(s) != "" {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	var b strings.Builder
+	for _, p := range paths {
+		b.WriteString("---\n# Source: " + p + "\n")
+		b.WriteString(strings.TrimLeft(files[p], "\n"))
+		if !strings.HasSuffix(files[p], "\n") {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// TestGolden compares whole renders with testdata/golden/<scenario>.yaml;
+// go test ./internal/chart -run TestGolden -update rewrites them.
+func TestGolden(t *testing.T) {
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			got := renderAll(t, sc.values(t))
+			file := filepath.Join("testdata", "golden", sc.name+".yaml")
+			if *update {
+				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("render differs from %s (run with -update after checking the change):\n%s", file, diff(string(want), got))
+			}
+		})
+	}
+}
+
+// diff shows the first lines where want and got part.
+func diff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return strings.Join([]string{"line " + itoa(i+1) + ":", "- " + wl, "+ " + gl}, "\n")
+		}
+	}
+	return ""
+}
+
+func itoa(i int) string {
+	const digits = "0123456789"
+	if i < 10 {
+		return digits[i : i+1]
+	}
+	return itoa(i/10) + digits[i%10:i%10+1]
+}

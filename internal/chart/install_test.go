@@ -1,0 +1,227 @@
+package chart
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+const (
+	installNamespace = "meshinit-system"
+	installRelease   = "meshinit"
+)
+
+// TestInstall installs the chart with Helm's action package into a real
+// kube-apiserver (envtest; no kubelet, so nothing runs): a server dry-run
+// that creates nothing while the API server validates every object, a real
+// install, and an uninstall after which the MutatingWebhookConfiguration,
+// the ValidatingAdmissionPolicy and its bindings are gone and pods in an
+// opted-in namespace are admitted again.
+func TestInstall(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("KUBEBUILDER_ASSETS is unset: no kube-apiserver and etcd to install into (make tools-envtest builds them; make test sets it)")
+	}
+	env := &envtest.Environment{}
+	if _, err := env.Start(); err != nil {
+		t.Fatalf("starting kube-apiserver and etcd from %s: %v", os.Getenv("KUBEBUILDER_ASSETS"), err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	admin, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := admin.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfigFile := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfigFile, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(admin.Config(), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.KubeConfig = &kubeconfigFile
+	ns := installNamespace
+	flags.Namespace = &ns
+	helm := new(action.Configuration)
+	if err := helm.Init(flags, installNamespace, "secret", func(string, ...any) {}); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	newInstall := func() *action.Install {
+		in := action.NewInstall(helm)
+		in.ReleaseName, in.Namespace, in.CreateNamespace = installRelease, installNamespace, true
+		in.Timeout = time.Minute
+		return in
+	}
+
+	t.Run("server dry-run", func(t *testing.T) {
+		// Helm maps every object to an API before a dry-run and installs no
+		// CRDs in one, so the RedirectPolicy CRD comes first (as on a
+		// cluster where an earlier release installed it); the real install
+		// then leaves it as it is.
+		for _, crd := range ch.CRDObjects() {
+			for _, o := range decodeManifest(t, string(crd.File.Data)) {
+				if err := c.Create(ctx, o); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := eventually(func() error {
+			_, err := c.RESTMapper().RESTMapping(schema.GroupKind{Group: "meshinit.io", Kind: "RedirectPolicy"}, "v1alpha1")
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		in := newInstall()
+		in.DryRun, in.DryRunOption = true, "server"
+		rel, err := in.Run(ch, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs := decodeManifest(t, rel.Manifest)
+		if len(objs) == 0 {
+			t.Fatal("the dry-run rendered nothing")
+		}
+		assertAdmissionObjects(t, c, false)
+		// Helm's dry-run only renders; the API server validates each object
+		// (schemas, defaulting, VAP expressions) with dryRun=All.
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: installNamespace}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			if err := c.Create(ctx, o, client.DryRunAll); err != nil {
+				t.Errorf("server dry-run of %s %s: %v", o.GetKind(), o.GetName(), err)
+			}
+		}
+		assertAdmissionObjects(t, c, false)
+	})
+	if t.Failed() {
+		return
+	}
+
+	app := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app", Labels: map[string]string{"meshinit.io/injection": "enabled"}}}
+	if err := c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	newPod := func() *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: app.Name, GenerateName: "app-"},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.invalid/app:1"}}},
+		}
+	}
+
+	t.Run("install", func(t *testing.T) {
+		rel, err := newInstall().Run(ch, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rel.Info.Status != "deployed" {
+			t.Errorf("release status %s", rel.Info.Status)
+		}
+		assertAdmissionObjects(t, c, true)
+		// No webhook runs here and failurePolicy is Fail: an opted-in
+		// namespace admits no pod until it does.
+		err = eventually(func() error {
+			if err := c.Create(ctx, newPod(), client.DryRunAll); err == nil {
+				return errors.New("a pod was admitted in an opted-in namespace with the webhook unreachable")
+			}
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	})
+
+	t.Run("uninstall", func(t *testing.T) {
+		if _, err := action.NewUninstall(helm).Run(installRelease); err != nil {
+			t.Fatal(err)
+		}
+		assertAdmissionObjects(t, c, false)
+		// The API server notices removed admission configurations shortly.
+		err := eventually(func() error { return c.Create(ctx, newPod()) })
+		if err != nil {
+			t.Errorf("creating a pod in the opted-in namespace after uninstall: %v", err)
+		}
+	})
+}
+
+// assertAdmissionObjects checks that the chart's MutatingWebhookConfiguration,
+// ValidatingAdmissionPolicy and both bindings exist (want) or not.
+func assertAdmissionObjects(t *testing.T, c client.Client, want bool) {
+	t.Helper()
+	ctx := context.Background()
+	sel := client.MatchingLabels{"app.kubernetes.io/instance": installRelease}
+	var mwcs admissionregistrationv1.MutatingWebhookConfigurationList
+	var vaps admissionregistrationv1.ValidatingAdmissionPolicyList
+	var bindings admissionregistrationv1.ValidatingAdmissionPolicyBindingList
+	for _, l := range []client.ObjectList{&mwcs, &vaps, &bindings} {
+		if err := c.List(ctx, l, sel); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := []int{len(mwcs.Items), len(vaps.Items), len(bindings.Items)}
+	wantCounts := []int{0, 0, 0}
+	if want {
+		wantCounts = []int{1, 1, 2}
+	}
+	for i, what := range []string{"MutatingWebhookConfigurations", "ValidatingAdmissionPolicies", "ValidatingAdmissionPolicyBindings"} {
+		if got[i] != wantCounts[i] {
+			t.Errorf("%d %s of the release, want %d", got[i], what, wantCounts[i])
+		}
+	}
+}
+
+func decodeManifest(t *testing.T, manifest string) []*unstructured.Unstructured {
+	t.Helper()
+	var objs []*unstructured.Unstructured
+	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewBufferString(manifest), 4096)
+	for {
+		var m map[string]any
+		if err := dec.Decode(&m); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if len(m) > 0 {
+			objs = append(objs, &unstructured.Unstructured{Object: m})
+		}
+	}
+	return objs
+}
+
+// eventually retries f for up to 30s until it returns nil.
+func eventually(f func() error) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := f()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -1,0 +1,84 @@
+package chart
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSchemaRejects checks that values.schema.json refuses bad values with a
+// message naming the value, before anything renders.
+func TestSchemaRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		values map[string]any
+		want   []string // all in the error
+	}{
+		{"unknown top-level key", map[string]any{"webhok": map[string]any{}}, []string{"webhok"}},
+		{"misspelt webhook key", map[string]any{"webhook": map[string]any{"replica": 2}}, []string{"replica"}},
+		{"replicas zero", map[string]any{"webhook": map[string]any{"replicas": 0}}, []string{"/webhook/replicas", "minimum"}},
+		{"replicas a string", map[string]any{"webhook": map[string]any{"replicas": "two"}}, []string{"/webhook/replicas", "integer"}},
+		{"failurePolicy", map[string]any{"webhook": map[string]any{"failurePolicy": "Deny"}}, []string{"/webhook/failurePolicy", "Fail", "Ignore"}},
+		{"timeoutSeconds too long", map[string]any{"webhook": map[string]any{"timeoutSeconds": 31}}, []string{"/webhook/timeoutSeconds", "maximum"}},
+		{"tls version", map[string]any{"webhook": map[string]any{"tlsMinVersion": "1.1"}}, []string{"/webhook/tlsMinVersion"}},
+		{"shutdownDelay not a duration", map[string]any{"webhook": map[string]any{"shutdownDelay": "5 seconds"}}, []string{"/webhook/shutdownDelay"}},
+		{"image repository with a tag", map[string]any{"webhook": map[string]any{"image": map[string]any{"repository": "ghcr.io/meshinit/webhook:v1"}}}, []string{"/webhook/image/repository"}},
+		{"image tag with a slash", map[string]any{"webhook": map[string]any{"image": map[string]any{"tag": "a/b"}}}, []string{"/webhook/image/tag"}},
+		{"pullPolicy", map[string]any{"webhook": map[string]any{"image": map[string]any{"pullPolicy": "always"}}}, []string{"/webhook/image/pullPolicy"}},
+		{"trafficDistribution", map[string]any{"webhook": map[string]any{"trafficDistribution": "Nearest"}}, []string{"/webhook/trafficDistribution"}},
+		{"topology spread without key", map[string]any{"webhook": map[string]any{"topologySpreadConstraints": []any{map[string]any{"maxSkew": 1, "whenUnsatisfiable": "ScheduleAnyway"}}}}, []string{"topologyKey"}},
+		{"placement", map[string]any{"webhook": map[string]any{"inject": map[string]any{"placement": "middle"}}}, []string{"/webhook/inject/placement", "first", "last"}},
+		{"podSecurity", map[string]any{"webhook": map[string]any{"inject": map[string]any{"podSecurity": "ignore"}}}, []string{"/webhook/inject/podSecurity"}},
+		{"unknown redirect setting", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"outbound-port": "15001"}}}}, []string{"outbound-port"}},
+		{"iptables mode", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"iptables-mode": "xt"}}}}, []string{"iptables-mode"}},
+		{"certs mode", map[string]any{"certs": map[string]any{"mode": "vault"}}, []string{"/certs/mode", "self-managed", "cert-manager", "files"}},
+		{"issuerRef without name", map[string]any{"certs": map[string]any{"certManager": map[string]any{"issuerRef": map[string]any{"kind": "ClusterIssuer"}}}}, []string{"/certs/certManager/issuerRef"}},
+		{"issuerRef kind", map[string]any{"certs": map[string]any{"certManager": map[string]any{"issuerRef": map[string]any{"name": "x", "kind": "Vault"}}}}, []string{"/certs/certManager/issuerRef/kind"}},
+		{"caValidity", map[string]any{"certs": map[string]any{"selfManaged": map[string]any{"caValidity": "2y"}}}, []string{"/certs/selfManaged/caValidity"}},
+		{"secretName", map[string]any{"certs": map[string]any{"secretName": "Webhook_TLS"}}, []string{"/certs/secretName"}},
+		{"validationActions Deny and Warn", map[string]any{"policy": map[string]any{"validationActions": []any{"Deny", "Warn"}}}, []string{"/policy/validationActions"}},
+		{"validationActions empty", map[string]any{"policy": map[string]any{"validationActions": []any{}}}, []string{"/policy/validationActions"}},
+		{"interception", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{"interception": "Always"}}}, []string{"/policy/defaultRedirectPolicy/interception", "Required", "AllowOptOut", "Optional"}},
+		{"required port out of range", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{"requiredInboundPorts": []any{0}}}}, []string{"/policy/defaultRedirectPolicy/requiredInboundPorts/0"}},
+		{"required port a string", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{"requiredOutboundPorts": []any{"5432"}}}}, []string{"/policy/defaultRedirectPolicy/requiredOutboundPorts/0"}},
+		{"imagePullSecrets as strings", map[string]any{"imagePullSecrets": []any{"regcred"}}, []string{"/imagePullSecrets/0"}},
+		{"tests dialAddress without port", map[string]any{"tests": map[string]any{"dialAddress": "192.0.2.1"}}, []string{"/tests/dialAddress"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Render(Options{Values: tc.values})
+			if err == nil {
+				t.Fatalf("values %v rendered; want them refused", tc.values)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "values don't meet the specifications of the schema") {
+				t.Errorf("not a schema error: %v", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error does not mention %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+// TestSchemaAccepts checks values the schema must let through: the
+// documented alternatives of values.yaml.
+func TestSchemaAccepts(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		values map[string]any
+	}{
+		{"redirect numbers", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"inbound-proxy-port": 16006, "exclude-outbound-ports": "22,53"}}}}},
+		{"no topology spread", map[string]any{"webhook": map[string]any{"topologySpreadConstraints": []any{}}}},
+		{"warn and audit", map[string]any{"policy": map[string]any{"validationActions": []any{"Warn", "Audit"}}}},
+		{"one replica", map[string]any{"webhook": map[string]any{"replicas": 1}}},
+		{"files mode", map[string]any{"certs": map[string]any{"mode": "files", "secretName": "my-tls"}}},
+		{"registry with port", map[string]any{"webhook": map[string]any{"image": map[string]any{"repository": "localhost:5000/meshinit/webhook", "tag": "dev"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Render(Options{Values: tc.values}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

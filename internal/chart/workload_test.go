@@ -1,0 +1,168 @@
+package chart
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// decodeKind renders the chart with values and decodes the one object of
+// kind into out.
+func decodeKind(t *testing.T, values map[string]any, withTests bool, kind string, out any) {
+	t.Helper()
+	objs, err := Objects(Options{Values: values}, withTests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, o := range objs {
+		if o.GetKind() == kind {
+			found++
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object, out, true); err != nil {
+				t.Fatalf("%s %s: %v", kind, o.GetName(), err)
+			}
+		}
+	}
+	if found != 1 {
+		t.Fatalf("%d objects of kind %s, want 1", found, kind)
+	}
+}
+
+// TestWebhookAvailability checks what keeps the webhook answering: two
+// replicas, a rolling update that never lowers that, a PodDisruptionBudget,
+// spread over zones and nodes, probes, and a Service that prefers a replica
+// close to the API server.
+func TestWebhookAvailability(t *testing.T) {
+	var d appsv1.Deployment
+	decodeKind(t, nil, false, "Deployment", &d)
+	if d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
+		t.Errorf("replicas %v, want 2", d.Spec.Replicas)
+	}
+	ru := d.Spec.Strategy.RollingUpdate
+	if d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType || ru == nil || ru.MaxUnavailable == nil || ru.MaxUnavailable.IntValue() != 0 || ru.MaxSurge == nil || ru.MaxSurge.IntValue() < 1 {
+		t.Errorf("strategy %+v, want RollingUpdate maxUnavailable 0, maxSurge >= 1", d.Spec.Strategy)
+	}
+	spec := d.Spec.Template.Spec
+	keys := map[string]bool{}
+	for _, c := range spec.TopologySpreadConstraints {
+		keys[c.TopologyKey] = true
+		if c.LabelSelector == nil || c.LabelSelector.MatchLabels["app.kubernetes.io/component"] != "webhook" {
+			t.Errorf("topology spread on %s selects %v, not the webhook's pods", c.TopologyKey, c.LabelSelector)
+		}
+	}
+	if !keys["topology.kubernetes.io/zone"] || !keys["kubernetes.io/hostname"] {
+		t.Errorf("topology spread keys %v, want zone and hostname", keys)
+	}
+	if len(spec.Containers) != 1 {
+		t.Fatalf("%d containers", len(spec.Containers))
+	}
+	c := spec.Containers[0]
+	for name, p := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe, "startup": c.StartupProbe} {
+		if p == nil || p.HTTPGet == nil {
+			t.Errorf("no HTTP %s probe", name)
+		}
+	}
+	checkRestricted(t, "webhook", spec.SecurityContext, c)
+
+	var pdb policyv1.PodDisruptionBudget
+	decodeKind(t, nil, false, "PodDisruptionBudget", &pdb)
+	if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 || pdb.Spec.Selector.MatchLabels["app.kubernetes.io/component"] != "webhook" {
+		t.Errorf("PodDisruptionBudget %+v, want maxUnavailable 1 of the webhook's pods", pdb.Spec)
+	}
+
+	var svc corev1.Service
+	decodeKind(t, nil, false, "Service", &svc)
+	if svc.Spec.TrafficDistribution == nil || *svc.Spec.TrafficDistribution != corev1.ServiceTrafficDistributionPreferClose {
+		t.Errorf("Service trafficDistribution %v, want PreferClose", svc.Spec.TrafficDistribution)
+	}
+	decodeKind(t, map[string]any{"webhook": map[string]any{"trafficDistribution": ""}}, false, "Service", &svc)
+	if svc.Spec.TrafficDistribution != nil {
+		t.Errorf("trafficDistribution %q with the value empty", *svc.Spec.TrafficDistribution)
+	}
+}
+
+// checkRestricted checks the PodSecurity restricted profile's container
+// rules: non-root, no privilege escalation, all capabilities dropped,
+// RuntimeDefault seccomp (on the pod or the container).
+func checkRestricted(t *testing.T, name string, pod *corev1.PodSecurityContext, c corev1.Container) {
+	t.Helper()
+	sc := c.SecurityContext
+	if sc == nil {
+		t.Fatalf("%s: no securityContext", name)
+	}
+	nonRoot := (sc.RunAsNonRoot != nil && *sc.RunAsNonRoot) || (pod != nil && pod.RunAsNonRoot != nil && *pod.RunAsNonRoot)
+	seccomp := (sc.SeccompProfile != nil && sc.SeccompProfile.Type == corev1.SeccompProfileTypeRuntimeDefault) ||
+		(pod != nil && pod.SeccompProfile != nil && pod.SeccompProfile.Type == corev1.SeccompProfileTypeRuntimeDefault)
+	dropAll := sc.Capabilities != nil && len(sc.Capabilities.Add) == 0 && len(sc.Capabilities.Drop) == 1 && sc.Capabilities.Drop[0] == "ALL"
+	if !nonRoot || !seccomp || !dropAll || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || (sc.Privileged != nil && *sc.Privileged) {
+		t.Errorf("%s: securityContext %+v (pod %+v) is not PodSecurity restricted", name, sc, pod)
+	}
+	if sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+		t.Errorf("%s: root filesystem writable", name)
+	}
+}
+
+// TestHelmTestPod checks the helm test: its pod runs in a namespace of its
+// own opted in to injection, restricted apart from what injection adds, the
+// proxy as a native sidecar under the proxy UID on the outbound port, and
+// follows the redirect settings.
+func TestHelmTestPod(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		values          map[string]any
+		port, uid, gid  int64
+		listen, dialArg string
+	}{
+		{"defaults", nil, 15001, 1337, 1337, ":15001", "192.0.2.1:80"},
+		{"redirect settings", map[string]any{
+			"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"outbound-proxy-port": 16001, "proxy-uid": "2000"}}},
+			"tests":   map[string]any{"dialAddress": "198.51.100.1:443"},
+		}, 16001, 2000, 2000, ":16001", "198.51.100.1:443"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ns corev1.Namespace
+			decodeKind(t, tc.values, true, "Namespace", &ns)
+			if ns.Labels["meshinit.io/injection"] != "enabled" || ns.Annotations["helm.sh/hook"] != "test" {
+				t.Errorf("test namespace labels %v annotations %v", ns.Labels, ns.Annotations)
+			}
+			var pod corev1.Pod
+			decodeKind(t, tc.values, true, "Pod", &pod)
+			if pod.Namespace != ns.Name || pod.Annotations["helm.sh/hook"] != "test" || pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
+				t.Errorf("pod %s/%s annotations %v restartPolicy %s", pod.Namespace, pod.Name, pod.Annotations, pod.Spec.RestartPolicy)
+			}
+			if len(pod.Spec.InitContainers) != 1 || len(pod.Spec.Containers) != 1 {
+				t.Fatalf("%d init containers, %d containers", len(pod.Spec.InitContainers), len(pod.Spec.Containers))
+			}
+			proxy, app := pod.Spec.InitContainers[0], pod.Spec.Containers[0]
+			if proxy.RestartPolicy == nil || *proxy.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+				t.Error("the proxy is not a native sidecar")
+			}
+			if proxy.SecurityContext == nil || *proxy.SecurityContext.RunAsUser != tc.uid || *proxy.SecurityContext.RunAsGroup != tc.gid {
+				t.Errorf("proxy securityContext %+v, want UID %d GID %d", proxy.SecurityContext, tc.uid, tc.gid)
+			}
+			if proxy.StartupProbe == nil || proxy.StartupProbe.TCPSocket.Port.IntValue() != int(tc.port) || proxy.Args[len(proxy.Args)-1] != tc.listen {
+				t.Errorf("proxy args %v probe %+v, want it on %d", proxy.Args, proxy.StartupProbe, tc.port)
+			}
+			if len(app.Args) != 4 || app.Args[1] != tc.dialArg || app.Args[3] != "proxy orig="+tc.dialArg {
+				t.Errorf("app args %v", app.Args)
+			}
+			if *app.SecurityContext.RunAsUser == tc.uid {
+				t.Error("the app runs as the proxy UID: its traffic would not be redirected")
+			}
+			checkRestricted(t, "proxy", pod.Spec.SecurityContext, proxy)
+			checkRestricted(t, "app", pod.Spec.SecurityContext, app)
+		})
+	}
+	objs, err := Objects(Options{Values: map[string]any{"tests": map[string]any{"enabled": false}}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.GetKind() == "Pod" || o.GetKind() == "Namespace" {
+			t.Errorf("tests.enabled false still renders %s %s", o.GetKind(), o.GetName())
+		}
+	}
+}
