@@ -12,10 +12,16 @@ KUBERNETES_BIN := $(MESHINIT_CACHE)/kubernetes-$(KUBERNETES_VERSION)/bin
 
 .PHONY: test demo deps lint images bench-redirect
 
-## test: everything CI runs: host packages, upstream binaries, then all Go tests.
-test: deps tools-envtest
+## test: everything CI runs: host packages, upstream binaries, then all Go tests, the end-to-end ones on the local cluster last.
+# The e2e packages (e2e/cluster's own test, e2e's tests of the chart) all use the one
+# local cluster a machine can run and each may bring it up and take it down, so they
+# run after the rest, one package at a time (-p 1), not beside each other or the
+# envtest packages.
+test: deps tools-envtest tools-cluster
+	hack/install-debian-packages.sh --cluster
 	$(GO) vet ./...
-	KUBEBUILDER_ASSETS=$(KUBERNETES_BIN) $(GO) test -count=1 ./...
+	KUBEBUILDER_ASSETS=$(KUBERNETES_BIN) $(GO) test -count=1 $$($(GO) list ./... | grep -v '/e2e\(/\|$$\)')
+	$(GO) test -count=1 -p 1 -timeout 45m ./e2e/...
 
 ## demo: the first thing to run: the redirector at work in a pod-like network namespace (root).
 demo: deps

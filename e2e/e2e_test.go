@@ -1,0 +1,294 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+const (
+	injectionLabel = "meshinit.io/injection"
+	injectLabel    = "meshinit.io/inject"
+	redirectName   = "meshinit-redirect"
+	excludeInbound = "traffic.meshinit.io/exclude-inbound-ports"
+)
+
+// TestEndToEnd installs the chart on a real cluster and checks, in order,
+// what a user would see: injection and redirected traffic, opt-outs, the
+// policy's refusals (also with the webhook down), a re-run redirector,
+// changed values, and uninstalling. Later steps depend on earlier ones, so
+// a failed step that leaves nothing to test ends the test.
+func TestEndToEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 25*time.Minute)
+	defer cancel()
+	began := time.Now()
+	e := setup(t, ctx)
+
+	step := time.Now()
+	if err := buildImages(ctx, e, t.TempDir(), t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("timing: images %.1fs", time.Since(step).Seconds())
+
+	create := func(ns, manifest string) error {
+		_, err := e.kubectl(ctx, manifest, "-n", ns, "create", "-f", "-")
+		return err
+	}
+	mustCreate := func(t *testing.T, ns, manifest string) {
+		t.Helper()
+		if err := create(ns, manifest); err != nil {
+			t.Fatal(err)
+		}
+	}
+	timed := func(name string, f func(t *testing.T)) bool {
+		step := time.Now()
+		ok := t.Run(name, f)
+		t.Logf("timing: %q %.1fs", name, time.Since(step).Seconds())
+		return ok
+	}
+	installed := false
+	t.Cleanup(func() {
+		if installed {
+			e.uninstall(t, context.Background())
+		}
+	})
+
+	if !timed("chart installed with self-managed certificates, both webhook replicas Ready", func(t *testing.T) {
+		installed = true
+		e.install(t, ctx, baseValues(nil))
+		if got := e.must(t, ctx, "-n", releaseNamespace, "get", "deployment", webhookName, "-o", "jsonpath={.status.readyReplicas}"); got != "2" {
+			t.Errorf("ready replicas %q, want 2", got)
+		}
+		// Self-managed mode: the webhook wrote its CA into the configuration.
+		if err := eventually(ctx, 60*time.Second, func() error {
+			ca, err := e.kubectl(ctx, "", "get", "mutatingwebhookconfiguration", release, "-o", "jsonpath={.webhooks[*].clientConfig.caBundle}")
+			if err != nil || ca == "" {
+				return fmt.Errorf("no caBundle in MutatingWebhookConfiguration %s (%v)", release, err)
+			}
+			return nil
+		}); err != nil {
+			t.Error(err)
+		}
+	}) {
+		t.FailNow()
+	}
+
+	labelled := e.createNamespace(t, ctx, "e2e-injected", map[string]string{injectionLabel: "enabled"})
+	plain := e.createNamespace(t, ctx, "e2e-plain", nil)
+
+	// The client runs in the unlabelled namespace, left alone, so its own
+	// connections go straight out.
+	var clientIP string
+	if !timed("an unlabelled namespace is left alone", func(t *testing.T) {
+		mustCreate(t, plain, plainPod("client", nil, nil))
+		clientIP = e.ready(t, ctx, plain, "client")
+		if got := e.initContainers(t, ctx, plain, "client"); len(got) != 0 {
+			t.Errorf("init containers %v, want none", got)
+		}
+	}) {
+		t.FailNow()
+	}
+
+	var appIP string
+	if !timed("a pod in a labelled namespace gets meshinit-redirect, which completes", func(t *testing.T) {
+		mustCreate(t, labelled, appPod("app", nil, map[string]string{excludeInbound: "8081"}))
+		if got := e.initContainers(t, ctx, labelled, "app"); !slices.Equal(got, []string{redirectName}) {
+			t.Fatalf("init containers %v, want [%s]", got, redirectName)
+		}
+		appIP = e.ready(t, ctx, labelled, "app")
+		code := e.must(t, ctx, "-n", labelled, "get", "pod", "app", "-o", `jsonpath={.status.initContainerStatuses[?(@.name=="`+redirectName+`")].state.terminated.exitCode}`)
+		if code != "0" {
+			t.Errorf("%s exit code %q, want 0", redirectName, code)
+		}
+	}) {
+		t.FailNow()
+	}
+
+	inbound := func(t *testing.T) {
+		want := "proxy-in orig=" + appIP + ":8080"
+		if got := e.dial(t, ctx, plain, "client", "client", appIP+":8080"); got != want {
+			t.Errorf("connection to the app's port 8080 answered %q, want %q", got, want)
+		}
+	}
+	timed("inbound to the app's port arrives at the proxy with its original destination", inbound)
+
+	timed("an inbound port excluded by annotation reaches the app directly", func(t *testing.T) {
+		if got := e.dial(t, ctx, plain, "client", "client", appIP+":8081"); got != "app" {
+			t.Errorf("connection to the excluded port 8081 answered %q, want %q", got, "app")
+		}
+	})
+
+	timed("outbound from the app container arrives at the outbound proxy port", func(t *testing.T) {
+		want := "proxy-out orig=" + clientIP + ":8080"
+		if got := e.dial(t, ctx, labelled, "app", "app", clientIP+":8080"); got != want {
+			t.Errorf("app's connection to %s:8080 answered %q, want %q", clientIP, got, want)
+		}
+		// The proxy's own connections (UID 1337) are not redirected.
+		if got := e.dial(t, ctx, labelled, "app", "proxy-out", clientIP+":8080"); got != "client" {
+			t.Errorf("proxy's connection to %s:8080 answered %q, want %q", clientIP, got, "client")
+		}
+	})
+
+	timed("a pod labelled meshinit.io/inject=false is left alone (default RedirectPolicy: AllowOptOut)", func(t *testing.T) {
+		mustCreate(t, labelled, plainPod("opted-out", map[string]string{injectLabel: "false"}, nil))
+		if got := e.initContainers(t, ctx, labelled, "opted-out"); len(got) != 0 {
+			t.Errorf("init containers %v, want none", got)
+		}
+		ip := e.ready(t, ctx, labelled, "opted-out")
+		if got := e.dial(t, ctx, plain, "client", "client", ip+":8080"); got != "opted-out" {
+			t.Errorf("connection to the opted-out pod answered %q, want %q", got, "opted-out")
+		}
+	})
+
+	timed("the redirector run again in the running pod succeeds on the existing rules", func(t *testing.T) {
+		// An ephemeral container with the init container's image and
+		// arguments and the same capabilities (kubectl debug's netadmin
+		// profile adds NET_ADMIN and NET_RAW) runs `redirector apply` in the
+		// pod's network namespace, over the rules the init container made:
+		// what a restarted init container does.
+		args := strings.Fields(e.must(t, ctx, "-n", labelled, "get", "pod", "app", "-o", `jsonpath={.spec.initContainers[?(@.name=="`+redirectName+`")].args[*]}`))
+		if len(args) == 0 || args[0] != "apply" {
+			t.Fatalf("%s args %q, want apply ...", redirectName, args)
+		}
+		for _, name := range []string{"rerun-1", "rerun-2"} {
+			e.must(t, ctx, append([]string{"-n", labelled, "debug", "app", "--container", name, "--image", redirectorRef,
+				"--image-pull-policy", "Never", "--profile", "netadmin", "--arguments-only", "--"}, args...)...)
+			var code string
+			if err := eventually(ctx, 90*time.Second, func() error {
+				code = e.must(t, ctx, "-n", labelled, "get", "pod", "app", "-o", `jsonpath={.status.ephemeralContainerStatuses[?(@.name=="`+name+`")].state.terminated.exitCode}`)
+				if code == "" {
+					return fmt.Errorf("ephemeral container %s has not finished", name)
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if code != "0" {
+				logs, _ := e.kubectl(ctx, "", "-n", labelled, "logs", "app", "-c", name)
+				t.Fatalf("redirector run again (%s) exited %s: %s", name, code, logs)
+			}
+		}
+		inbound(t)
+		if got := e.dial(t, ctx, plain, "client", "client", appIP+":8081"); got != "app" {
+			t.Errorf("after the re-runs the excluded port answered %q, want %q", got, "app")
+		}
+	})
+
+	timed("the policy rejects a Deployment excluding a required port, with its message", func(t *testing.T) {
+		e.apply(t, ctx, manifest(map[string]any{
+			"apiVersion": "meshinit.io/v1alpha1", "kind": "RedirectPolicy",
+			"metadata": map[string]any{"name": "require-8080", "namespace": labelled},
+			"spec":     map[string]any{"requiredInboundPorts": []int{8080}, "interception": "AllowOptOut"},
+		}))
+		defer e.must(t, ctx, "-n", labelled, "delete", "redirectpolicy", "require-8080")
+		deployment := manifest(map[string]any{
+			"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]any{"name": "excludes-8080", "namespace": labelled},
+			"spec": map[string]any{
+				"replicas": 1,
+				"selector": map[string]any{"matchLabels": map[string]string{"app": "excludes-8080"}},
+				"template": map[string]any{
+					"metadata": map[string]any{"labels": map[string]string{"app": "excludes-8080"}, "annotations": map[string]string{excludeInbound: "8000-8090"}},
+					"spec":     map[string]any{"containers": []any{container("app", nil, "-listen", ":8080")}},
+				},
+			},
+		})
+		want := "port 8080 is required by RedirectPolicy " + labelled + "/require-8080 and cannot be listed in " + excludeInbound
+		// The API server's policy informer sees a new RedirectPolicy after
+		// a moment.
+		if err := eventually(ctx, 60*time.Second, func() error {
+			_, err := e.kubectl(ctx, deployment, "apply", "--dry-run=server", "-f", "-")
+			if err == nil || !strings.Contains(err.Error(), want) {
+				return fmt.Errorf("kubectl apply --dry-run=server: %v; want an error containing %q", err, want)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := e.kubectl(ctx, deployment, "apply", "-f", "-")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("kubectl apply: %v; want an error containing %q", err, want)
+		}
+		if out, err := e.kubectl(ctx, "", "-n", labelled, "get", "deployment", "excludes-8080", "--ignore-not-found", "-o", "name"); err != nil || out != "" {
+			t.Errorf("the Deployment exists after being rejected: %q, %v", out, err)
+		}
+	})
+
+	timed("changed chart values are picked up by new pods", func(t *testing.T) {
+		// Like helm upgrade: the chart re-rendered with the webhook
+		// excluding outbound port 8080 for every pod; the config change
+		// rolls the webhook.
+		e.install(t, ctx, baseValues(map[string]map[string]any{"webhook": {"inject": map[string]any{
+			"image":           map[string]any{"repository": strings.TrimSuffix(redirectorRef, ":"+imageTag), "tag": imageTag},
+			"imagePullPolicy": "Never",
+			"redirect":        map[string]any{"exclude-outbound-ports": "8080"},
+		}}}))
+		// Until the API server's view of the webhook's endpoints catches
+		// up, a review may still reach a replaced replica.
+		if err := eventually(ctx, 60*time.Second, func() error {
+			args, err := e.kubectl(ctx, appPod("app-upgraded", nil, nil), "-n", labelled, "create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.initContainers[*].args}")
+			if err != nil || !strings.Contains(args, "--exclude-outbound-ports=8080") {
+				return fmt.Errorf("dry-run pod's %s args %s (%v), want --exclude-outbound-ports=8080", redirectName, args, err)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		mustCreate(t, labelled, appPod("app-upgraded", nil, nil))
+		e.ready(t, ctx, labelled, "app-upgraded")
+		if got := e.dial(t, ctx, labelled, "app-upgraded", "app", clientIP+":8080"); got != "client" {
+			args := e.must(t, ctx, "-n", labelled, "get", "pod", "app-upgraded", "-o", `jsonpath={.spec.initContainers[*].args}`)
+			t.Errorf("new pod's connection to the now excluded port answered %q, want %q (%s args %s)", got, "client", redirectName, args)
+		}
+		// The pod created before is unchanged.
+		if got := e.dial(t, ctx, labelled, "app", "app", clientIP+":8080"); got != "proxy-out orig="+clientIP+":8080" {
+			t.Errorf("old pod's connection answered %q, want it still redirected", got)
+		}
+	})
+
+	timed("with the webhook scaled to zero and failurePolicy Ignore, the policy rejects an uninjected pod", func(t *testing.T) {
+		// The chart's schema wants at least one replica: failurePolicy
+		// from the values, then the Deployment scaled down.
+		e.install(t, ctx, baseValues(map[string]map[string]any{"webhook": {"failurePolicy": "Ignore"}}))
+		e.must(t, ctx, "-n", releaseNamespace, "scale", "deployment", webhookName, "--replicas", "0")
+		_, err := e.kubectl(ctx, "", "-n", releaseNamespace, "wait", "--for", "delete", "pod", "-l", webhookSelector, "--timeout", "120s")
+		if err != nil && !strings.Contains(err.Error(), "no matching resources") {
+			t.Fatal(err)
+		}
+		got := strings.Fields(e.must(t, ctx, "get", "mutatingwebhookconfiguration", release, "-o", "jsonpath={.webhooks[*].failurePolicy}"))
+		if len(got) == 0 || slices.ContainsFunc(got, func(p string) bool { return p != "Ignore" }) {
+			t.Fatalf("failurePolicy of the webhooks %q, want Ignore", got)
+		}
+		want := "pod arrived without the meshinit-redirect init container"
+		err = create(labelled, plainPod("uninjected", nil, nil))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("creating a pod: %v; want an error containing %q", err, want)
+		}
+		// Opting out is still allowed (AllowOptOut).
+		mustCreate(t, labelled, plainPod("opted-out-2", map[string]string{injectLabel: "false"}, nil))
+		e.ready(t, ctx, labelled, "opted-out-2")
+		e.install(t, ctx, baseValues(nil))
+	})
+
+	timed("after uninstalling, pods in a labelled namespace are created and run", func(t *testing.T) {
+		installed = false
+		e.uninstall(t, ctx)
+		// The API server drops the webhook and policy after a moment.
+		n := 0
+		if err := eventually(ctx, 60*time.Second, func() error {
+			n++
+			return create(labelled, plainPod(fmt.Sprintf("after-uninstall-%d", n), nil, nil))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("after-uninstall-%d", n)
+		e.ready(t, ctx, labelled, name)
+		if got := e.initContainers(t, ctx, labelled, name); len(got) != 0 {
+			t.Errorf("init containers %v, want none", got)
+		}
+	})
+	t.Logf("timing: total %.1fs", time.Since(began).Seconds())
+}
