@@ -76,6 +76,22 @@ func TestEndToEnd(t *testing.T) {
 		t.FailNow()
 	}
 
+	timed("kube-controller-manager type-checks the ValidatingAdmissionPolicy without warnings", func(t *testing.T) {
+		policy := release + "-redirectpolicy"
+		if err := eventually(ctx, 60*time.Second, func() error {
+			checked, err := e.kubectl(ctx, "", "get", "validatingadmissionpolicy", policy, "-o", "jsonpath={.status.observedGeneration}")
+			if err != nil || checked == "" {
+				return fmt.Errorf("ValidatingAdmissionPolicy %s not type-checked yet (%v)", policy, err)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if warnings := e.must(t, ctx, "get", "validatingadmissionpolicy", policy, "-o", "jsonpath={.status.typeChecking.expressionWarnings}"); warnings != "" {
+			t.Errorf("type checking warnings: %s", warnings)
+		}
+	})
+
 	labelled := e.createNamespace(t, ctx, "e2e-injected", map[string]string{injectionLabel: "enabled"})
 	plain := e.createNamespace(t, ctx, "e2e-plain", nil)
 
