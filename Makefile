@@ -10,7 +10,7 @@ export MESHINIT_CACHE
 KUBERNETES_VERSION := v1.37.2
 KUBERNETES_BIN := $(MESHINIT_CACHE)/kubernetes-$(KUBERNETES_VERSION)/bin
 
-.PHONY: test demo deps lint images bench-redirect bench-webhook
+.PHONY: test demo deps lint images bench-redirect bench-webhook bench-e2e
 
 ## test: everything CI runs: host packages, upstream binaries, then all Go tests, the end-to-end ones on the local cluster last.
 # The e2e packages (e2e/cluster's own test, e2e's tests of the chart) all use the one
@@ -99,3 +99,8 @@ cluster-up: tools-cluster
 ## cluster-down: stop the local cluster and remove everything it made.
 cluster-down:
 	$(GO) run ./e2e/cmd/localcluster down
+
+## bench-e2e: median time from pod creation to Ready on the local cluster for MESHINIT_BENCH_PODS (default 20) pods each of: no init container, a no-op init container, injected by meshinit; interleaved.
+bench-e2e: deps tools-cluster
+	hack/install-debian-packages.sh --cluster
+	$(GO) test -count=1 -run '^$$' -bench BenchmarkPodStartup -benchtime 1x -timeout 30m ./e2e/

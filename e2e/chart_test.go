@@ -45,7 +45,7 @@ func baseValues(extra map[string]map[string]any) map[string]any {
 
 // rendered returns the chart's objects for vals as two YAML streams: the
 // CRDs, and everything else.
-func rendered(t *testing.T, vals map[string]any) (crds, rest string) {
+func rendered(t testing.TB, vals map[string]any) (crds, rest string) {
 	t.Helper()
 	objs, err := chart.Objects(chart.Options{ReleaseName: release, Namespace: releaseNamespace, Values: vals, IncludeCRDs: true}, false)
 	if err != nil {
@@ -70,7 +70,7 @@ func rendered(t *testing.T, vals map[string]any) (crds, rest string) {
 // upgrade would: CRDs first (and waits for them), then the rest. A changed
 // value rolls the webhook (the chart's config checksum), and install waits
 // for the rollout.
-func (e *env) install(t *testing.T, ctx context.Context, vals map[string]any) {
+func (e *env) install(t testing.TB, ctx context.Context, vals map[string]any) {
 	t.Helper()
 	crds, rest := rendered(t, vals)
 	if _, err := e.kubectl(ctx, "", "get", "namespace", releaseNamespace); err != nil {
@@ -96,7 +96,7 @@ func (e *env) install(t *testing.T, ctx context.Context, vals map[string]any) {
 
 // uninstall deletes what the chart rendered except its CRDs, which helm
 // uninstall keeps too, and waits until the webhook's pods are gone.
-func (e *env) uninstall(t *testing.T, ctx context.Context) {
+func (e *env) uninstall(t testing.TB, ctx context.Context) {
 	t.Helper()
 	_, rest := rendered(t, baseValues(nil))
 	if _, err := e.kubectl(ctx, rest, "delete", "--ignore-not-found", "--wait", "-f", "-"); err != nil {

@@ -42,7 +42,7 @@ func binDir() string {
 // setup returns the cluster KUBECONFIG names, or else brings up the local
 // one, which it takes down when the test ends unless it was running before.
 // It skips, saying why, when that cannot work here.
-func setup(t *testing.T, ctx context.Context) *env {
+func setup(t testing.TB, ctx context.Context) *env {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: loading images into the node's containerd (and the local cluster) needs root")
@@ -113,7 +113,7 @@ func (e *env) kubectl(ctx context.Context, stdin string, args ...string) (string
 }
 
 // must is kubectl that fails the test on error.
-func (e *env) must(t *testing.T, ctx context.Context, args ...string) string {
+func (e *env) must(t testing.TB, ctx context.Context, args ...string) string {
 	t.Helper()
 	out, err := e.kubectl(ctx, "", args...)
 	if err != nil {
@@ -123,7 +123,7 @@ func (e *env) must(t *testing.T, ctx context.Context, args ...string) string {
 }
 
 // apply applies manifests from stdin (server-side), failing the test on error.
-func (e *env) apply(t *testing.T, ctx context.Context, manifests string, args ...string) string {
+func (e *env) apply(t testing.TB, ctx context.Context, manifests string, args ...string) string {
 	t.Helper()
 	out, err := e.kubectl(ctx, manifests, append([]string{"apply", "--server-side", "--force-conflicts", "--field-manager", "meshinit-e2e", "-f", "-"}, args...)...)
 	if err != nil {

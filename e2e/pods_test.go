@@ -54,7 +54,7 @@ func manifest(o map[string]any) string {
 }
 
 // podIP waits for the pod to be Ready and returns its IP.
-func (e *env) ready(t *testing.T, ctx context.Context, ns, name string) string {
+func (e *env) ready(t testing.TB, ctx context.Context, ns, name string) string {
 	t.Helper()
 	if _, err := e.kubectl(ctx, "", "-n", ns, "wait", "pod/"+name, "--for", "condition=Ready", "--timeout", "180s"); err != nil {
 		status, _ := e.kubectl(ctx, "", "-n", ns, "get", "pod", name, "-o", "jsonpath={.status}")
@@ -64,14 +64,14 @@ func (e *env) ready(t *testing.T, ctx context.Context, ns, name string) string {
 }
 
 // initContainers lists the names of a pod's init containers.
-func (e *env) initContainers(t *testing.T, ctx context.Context, ns, name string) []string {
+func (e *env) initContainers(t testing.TB, ctx context.Context, ns, name string) []string {
 	t.Helper()
 	return strings.Fields(e.must(t, ctx, "-n", ns, "get", "pod", name, "-o", "jsonpath={.spec.initContainers[*].name}"))
 }
 
 // dial runs /dial in a pod's container and returns the line addr answered
 // with.
-func (e *env) dial(t *testing.T, ctx context.Context, ns, pod, container, addr string) string {
+func (e *env) dial(t testing.TB, ctx context.Context, ns, pod, container, addr string) string {
 	t.Helper()
 	out, err := e.kubectl(ctx, "", "-n", ns, "exec", pod, "-c", container, "--", "/dial", "-timeout", "20s", addr)
 	if err != nil {
@@ -82,7 +82,7 @@ func (e *env) dial(t *testing.T, ctx context.Context, ns, pod, container, addr s
 
 // createNamespace creates a namespace with labels, deleted when the test
 // ends.
-func (e *env) createNamespace(t *testing.T, ctx context.Context, prefix string, labels map[string]string) string {
+func (e *env) createNamespace(t testing.TB, ctx context.Context, prefix string, labels map[string]string) string {
 	t.Helper()
 	name := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1e6)
 	e.apply(t, ctx, manifest(map[string]any{
