@@ -1,13 +1,11 @@
 package redirect
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files from the current output")
+	"github.com/meshinit/meshinit/internal/golden"
+)
 
 // planCases are the configurations whose rules are pinned by golden files in
 // testdata/plan. Each is given as redirector flags, the form users see.
@@ -39,7 +37,7 @@ func TestPlanGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join("testdata", "plan", tc.name+".golden"), NewPlan(c).String())
+			golden.Assert(t, filepath.Join("testdata", "plan", tc.name+".golden"), []byte(NewPlan(c).String()))
 		})
 	}
 }
@@ -80,8 +78,8 @@ COMMIT
 `
 	c, _ := ParseArgs([]string{"--include-outbound-cidrs=", "--ignored-inbound-ports="})
 	st := parseSave(saved)
-	golden(t, "testdata/restore/replace.golden", restoreScript(st, NewPlan(c).IPv4))
-	golden(t, "testdata/restore/cleanup.golden", restoreScript(st, Ruleset{}))
+	golden.Assert(t, "testdata/restore/replace.golden", []byte(restoreScript(st, NewPlan(c).IPv4)))
+	golden.Assert(t, "testdata/restore/cleanup.golden", []byte(restoreScript(st, Ruleset{})))
 }
 
 func TestGlobalIPv6Interface(t *testing.T) {
@@ -96,25 +94,5 @@ func TestGlobalIPv6Interface(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("globalIPv6Interface(%q) = %q, want %q", tc.in, got, tc.want)
 		}
-	}
-}
-
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./redirect -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs (run go test ./redirect -update and review the diff):\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }

@@ -1,10 +1,8 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,9 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files from the current output")
+	"github.com/meshinit/meshinit/internal/golden"
+)
 
 // testConfig is the configuration every case starts from.
 const testConfig = `
@@ -165,19 +163,7 @@ func compareGolden(t *testing.T, path string, v any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./webhook -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run go test ./webhook -update and review the diff):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	golden.Assert(t, path, got)
 }
 
 // TestReinvocationAfterDefaulting feeds the injected pod back the way the

@@ -1,7 +1,6 @@
 package chart
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"sort"
@@ -9,9 +8,9 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/golden/*.yaml from the current chart")
+	"github.com/meshinit/meshinit/internal/golden"
+)
 
 // scenarios are the values the golden renders and the lint use.
 var scenarios = []struct {
@@ -71,45 +70,7 @@ func TestGolden(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			got := renderAll(t, sc.values(t))
 			file := filepath.Join("testdata", "golden", sc.name+".yaml")
-			if *update {
-				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("render differs from %s (run with -update after checking the change):\n%s", file, diff(string(want), got))
-			}
+			golden.Assert(t, file, []byte(got))
 		})
 	}
-}
-
-// diff shows the first lines where want and got part.
-func diff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			return strings.Join([]string{"line " + itoa(i+1) + ":", "- " + wl, "+ " + gl}, "\n")
-		}
-	}
-	return ""
-}
-
-func itoa(i int) string {
-	const digits = "0123456789"
-	if i < 10 {
-		return digits[i : i+1]
-	}
-	return itoa(i/10) + digits[i%10:i%10+1]
 }
