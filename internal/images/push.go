@@ -1,8 +1,9 @@
-package main
+package images
 
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -11,10 +12,11 @@ import (
 )
 
 // push uploads idx with every image and blob it references to ref
-// ("registry/repository:tag") and prints ref@digest. Credentials come from
-// the Docker config (authn.DefaultKeychain); loopback and private-network
-// registries are spoken to over plain HTTP, as go-containerregistry does.
-func push(ctx context.Context, ref string, idx v1.ImageIndex) error {
+// ("registry/repository:tag") and writes "pushed\t<ref>@<digest>" to log.
+// Credentials come from the Docker config (authn.DefaultKeychain); loopback
+// and private-network registries are spoken to over plain HTTP, as
+// go-containerregistry does.
+func push(ctx context.Context, ref string, idx v1.ImageIndex, log io.Writer) error {
 	tag, err := name.NewTag(ref, name.StrictValidation)
 	if err != nil {
 		return fmt.Errorf("push: reference %q: %w", ref, err)
@@ -26,6 +28,6 @@ func push(ctx context.Context, ref string, idx v1.ImageIndex) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("pushed\t%s@%s\n", tag, d)
+	fmt.Fprintf(log, "pushed\t%s@%s\n", tag, d)
 	return nil
 }

@@ -1,11 +1,32 @@
-package main
+// Package images builds meshinit's container images as reproducible OCI
+// archives without a container daemon; `make images` (hack/images), the
+// end-to-end tests and the demo all build them with Build:
+//
+//   - redirector: the init container (recipe in initimage/image),
+//   - webhook: the admission webhook, a static binary run as 65532,
+//   - test-app and test-proxy: the test server (internal/testproxy) as the
+//     app (65532) and as the proxy (UID 1337), for tests and `helm test`.
+//
+// For each image and architecture Build writes <image>-<arch>.oci.tar, and
+// <image>.oci.tar, one multi-platform index of all architectures. Load one
+// with `ctr -n k8s.io images import <file>`. With a push prefix it also
+// pushes each index to <prefix>/<image>:<version> (go-containerregistry's
+// remote, credentials from the Docker config).
+//
+// The version defaults to the chart's appVersion, so the chart's default
+// image references name these images. Output is reproducible: the same
+// sources, version and Debian packages give the same digests.
+// SOURCE_DATE_EPOCH, if set, stamps the images.
+package images
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -19,19 +40,23 @@ import (
 // repositories live under it).
 const Registry = "ghcr.io/meshinit"
 
+// module is this module's path, the prefix of every package built.
+const module = "github.com/meshinit/meshinit"
+
 // A binary is a Go command built statically (CGO_ENABLED=0, -trimpath,
 // stripped) for each architecture.
 type binary struct {
-	// pkg is the command's package path, relative to the module root.
+	// pkg is the command's full package path, so that it builds from any
+	// working directory inside the module.
 	pkg string
 	// versionVar receives the version with -ldflags -X ("" for none).
 	versionVar string
 }
 
 var (
-	redirectorBin = binary{pkg: "./initimage/cmd/redirector", versionVar: "github.com/meshinit/meshinit/initimage/command.Version"}
-	webhookBin    = binary{pkg: "./webhook/cmd/meshinit-webhook", versionVar: "github.com/meshinit/meshinit/webhook/command.Version"}
-	testserverBin = binary{pkg: "./internal/testproxy/cmd/testserver"}
+	redirectorBin = binary{pkg: module + "/initimage/cmd/redirector", versionVar: module + "/initimage/command.Version"}
+	webhookBin    = binary{pkg: module + "/webhook/cmd/meshinit-webhook", versionVar: module + "/webhook/command.Version"}
+	testserverBin = binary{pkg: module + "/internal/testproxy/cmd/testserver"}
 )
 
 // staticSpec is an image holding one static binary and nothing else but
@@ -79,8 +104,9 @@ var (
 	staticImages = []staticSpec{webhookImage, testAppImage, testProxyImage}
 )
 
-// imageNames lists every image make images builds, in build order.
-func imageNames() []string {
+// Names lists every image Build builds, in build order: redirector,
+// webhook, test-app, test-proxy.
+func Names() []string {
 	names := []string{"redirector"}
 	for _, s := range staticImages {
 		names = append(names, s.name)
@@ -93,13 +119,13 @@ func Ref(name, version string) string { return Registry + "/" + name + ":" + ver
 
 func init() {
 	if Ref("redirector", "v") != image.Ref("v") {
-		panic("hack/images: Registry disagrees with initimage/image.Repository")
+		panic("internal/images: Registry disagrees with initimage/image.Repository")
 	}
 }
 
-// defaultVersion is the chart's appVersion, so that the chart's default
-// image references name exactly what make images builds.
-func defaultVersion() (string, error) {
+// DefaultVersion is the chart's appVersion, so that the chart's default
+// image references name exactly what Build builds.
+func DefaultVersion() (string, error) {
 	ch, err := chart.Load()
 	if err != nil {
 		return "", err
@@ -144,7 +170,8 @@ func buildStatic(spec staticSpec, p ociimage.Platform, bin, version string, crea
 	}, base, app)
 }
 
-// build builds b for p into file.
+// build builds b for p into file. go build's output is quoted in the
+// error; $GO, if set, is the go command.
 func (b binary) build(ctx context.Context, p ociimage.Platform, version, file string) error {
 	goTool := os.Getenv("GO")
 	if goTool == "" {
@@ -156,8 +183,12 @@ func (b binary) build(ctx context.Context, p ociimage.Platform, version, file st
 	}
 	cmd := exec.CommandContext(ctx, goTool, "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", file, b.pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+p.GOARCH)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
+		if msg := strings.TrimSpace(out.String()); msg != "" {
+			return fmt.Errorf("build %s for %s: %w\n%s", b.pkg, p, err, msg)
+		}
 		return fmt.Errorf("build %s for %s: %w", b.pkg, p, err)
 	}
 	return nil
