@@ -52,7 +52,7 @@ func (m *certManager) checkCertificate(ctx context.Context) error {
 	case meta.IsNoMatchError(err):
 		return fmt.Errorf("the API %s is not served: install cert-manager, or use --%s=%s", cmapi.SchemeGroupVersion, flagMode, ModeSelfManaged)
 	case apierrors.IsNotFound(err):
-		return errors.New("not found: was the chart installed with certs.mode=cert-manager?")
+		return errors.New("not found: was the chart installed with certManager.enabled=true?")
 	case err != nil:
 		return fmt.Errorf("reading the certificate: %w", err)
 	}

@@ -55,7 +55,7 @@ func TestCheckIssued(t *testing.T) {
 // without cert-manager's CRDs, then with them (from cert-manager's Go module)
 // through each state a Certificate passes before it is usable.
 func TestCertManagerStartupCheck(t *testing.T) {
-	in := newInstall(t, "meshinit-cm", map[string]any{"mode": "cert-manager"})
+	in := newInstall(t, "meshinit-cm", certManagerValues)
 	ctx := context.Background()
 	opts := func() Options {
 		o := in.options(t, "a")
@@ -86,9 +86,9 @@ func TestCertManagerStartupCheck(t *testing.T) {
 			t.Errorf("error %q does not name the Certificate and the Secret", err)
 		}
 	}
-	check("not found: was the chart installed with certs.mode=cert-manager?")
+	check("not found: was the chart installed with certManager.enabled=true?")
 
-	objs := certsObjects(t, map[string]any{"mode": "cert-manager"})
+	objs := certsObjects(t, certManagerValues)
 	var cert cmapi.Certificate
 	decode(t, objs["Certificate/meshinit-webhook"], &cert)
 	cert.ObjectMeta = metav1.ObjectMeta{Namespace: in.name, Name: in.name + "-webhook"}

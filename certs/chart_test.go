@@ -28,12 +28,18 @@ const (
 	namespace = "meshinit-system"
 )
 
-// certsObjects renders the chart with certs values and returns the objects
-// of the certs-*.yaml templates by kind/name.
-func certsObjects(t *testing.T, certs map[string]any) map[string]*unstructured.Unstructured {
+// Chart values of the three ways to certificates (none set: self-managed).
+var (
+	certManagerValues    = map[string]any{"certManager": map[string]any{"enabled": true}}
+	existingSecretValues = map[string]any{"certs": map[string]any{"existingSecret": true}}
+)
+
+// certsObjects renders the chart with values and returns the objects of the
+// certs-*.yaml templates by kind/name.
+func certsObjects(t *testing.T, values map[string]any) map[string]*unstructured.Unstructured {
 	t.Helper()
 	out := map[string]*unstructured.Unstructured{}
-	for _, o := range renderCerts(t, release, namespace, certs) {
+	for _, o := range renderCerts(t, release, namespace, values) {
 		if o.GetLabels()["app.kubernetes.io/instance"] != release {
 			t.Errorf("%s/%s lacks the chart's labels", o.GetKind(), o.GetName())
 		}
@@ -43,9 +49,9 @@ func certsObjects(t *testing.T, certs map[string]any) map[string]*unstructured.U
 }
 
 // renderCerts renders the chart's certs-*.yaml templates into objects.
-func renderCerts(t *testing.T, releaseName, ns string, certs map[string]any) []*unstructured.Unstructured {
+func renderCerts(t *testing.T, releaseName, ns string, values map[string]any) []*unstructured.Unstructured {
 	t.Helper()
-	files, err := chart.Render(chart.Options{ReleaseName: releaseName, Namespace: ns, Values: map[string]any{"certs": certs}})
+	files, err := chart.Render(chart.Options{ReleaseName: releaseName, Namespace: ns, Values: values})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +138,7 @@ func keys[V any](m map[string]V) []string {
 // API types: the serving Certificate's names and Secret match what the Go
 // side expects, and its issuer chain is wired up.
 func TestChartCertManager(t *testing.T) {
-	objs := certsObjects(t, map[string]any{"mode": "cert-manager"})
+	objs := certsObjects(t, certManagerValues)
 	var serving, ca cmapi.Certificate
 	var selfSigned, caIssuer cmapi.Issuer
 	decode(t, objs["Certificate/meshinit-webhook"], &serving)
@@ -183,7 +189,7 @@ func TestChartCertManager(t *testing.T) {
 
 func TestChartCertManagerIssuerRef(t *testing.T) {
 	ref := map[string]any{"name": "corp-ca", "kind": "ClusterIssuer", "group": "cert-manager.io"}
-	objs := certsObjects(t, map[string]any{"mode": "cert-manager", "certManager": map[string]any{"issuerRef": ref, "duration": "720h", "renewBefore": "240h"}})
+	objs := certsObjects(t, map[string]any{"certManager": map[string]any{"enabled": true, "issuerRef": ref, "duration": "720h", "renewBefore": "240h"}})
 	var serving cmapi.Certificate
 	decode(t, objs["Certificate/meshinit-webhook"], &serving)
 	if want := (cmmeta.IssuerReference{Name: "corp-ca", Kind: "ClusterIssuer", Group: "cert-manager.io"}); serving.Spec.IssuerRef != want {
@@ -197,15 +203,15 @@ func TestChartCertManagerIssuerRef(t *testing.T) {
 	}
 }
 
-func TestChartFilesMode(t *testing.T) {
-	if objs := certsObjects(t, map[string]any{"mode": "files"}); len(objs) != 0 {
-		t.Errorf("files mode renders %v, want nothing", keys(objs))
+func TestChartExistingSecret(t *testing.T) {
+	if objs := certsObjects(t, existingSecretValues); len(objs) != 0 {
+		t.Errorf("certs.existingSecret renders %v, want nothing", keys(objs))
 	}
 }
 
 // renderNamed renders the named templates of _certs.tpl as the webhook's
 // templates would include them.
-func renderNamed(t *testing.T, certs map[string]any, names ...string) map[string]string {
+func renderNamed(t *testing.T, values map[string]any, names ...string) map[string]string {
 	t.Helper()
 	ch, err := chart.Load()
 	if err != nil {
@@ -217,7 +223,7 @@ func renderNamed(t *testing.T, certs map[string]any, names ...string) map[string
 			Data: []byte(`{{ include "` + name + `" . }}`),
 		})
 	}
-	vals, err := chartutil.ToRenderValues(ch, map[string]any{"certs": certs}, chartutil.ReleaseOptions{Name: release, Namespace: namespace, IsInstall: true}, chartutil.DefaultCapabilities)
+	vals, err := chartutil.ToRenderValues(ch, values, chartutil.ReleaseOptions{Name: release, Namespace: namespace, IsInstall: true}, chartutil.DefaultCapabilities)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,18 +242,18 @@ func renderNamed(t *testing.T, certs map[string]any, names ...string) map[string
 // Options that validate, naming what the chart creates.
 func TestChartArgs(t *testing.T) {
 	for _, tc := range []struct {
-		certs map[string]any
-		want  Options
+		values map[string]any
+		want   Options
 	}{
-		{map[string]any{}, Options{Mode: ModeSelfManaged, SecretName: "meshinit-webhook-tls", ServiceName: "meshinit-webhook", ServiceNamespace: namespace, WebhookConfigName: "meshinit"}},
-		{map[string]any{"selfManaged": map[string]any{"caValidity": "1000h", "validity": "100h", "propagationDelay": "2m"}, "secretName": "tls"},
+		{nil, Options{Mode: ModeSelfManaged, SecretName: "meshinit-webhook-tls", ServiceName: "meshinit-webhook", ServiceNamespace: namespace, WebhookConfigName: "meshinit"}},
+		{map[string]any{"certs": map[string]any{"selfManaged": map[string]any{"caValidity": "1000h", "validity": "100h", "propagationDelay": "2m"}, "secretName": "tls"}},
 			Options{Mode: ModeSelfManaged, SecretName: "tls", ServiceName: "meshinit-webhook", ServiceNamespace: namespace, WebhookConfigName: "meshinit", CAValidity: 1000 * time.Hour, ServingValidity: 100 * time.Hour, PropagationDelay: 2 * time.Minute}},
-		{map[string]any{"mode": "cert-manager"}, Options{Mode: ModeCertManager, SecretName: "meshinit-webhook-tls", ServiceNamespace: namespace, CertificateName: "meshinit-webhook"}},
-		{map[string]any{"mode": "files"}, Options{Mode: ModeFiles}},
+		{certManagerValues, Options{Mode: ModeCertManager, SecretName: "meshinit-webhook-tls", ServiceNamespace: namespace, CertificateName: "meshinit-webhook"}},
+		{existingSecretValues, Options{Mode: ModeFiles}},
 	} {
 		t.Run(string(tc.want.Mode), func(t *testing.T) {
 			var args []string
-			if err := yaml.UnmarshalStrict([]byte(renderNamed(t, tc.certs, "meshinit.certs.args")["meshinit.certs.args"]), &args); err != nil {
+			if err := yaml.UnmarshalStrict([]byte(renderNamed(t, tc.values, "meshinit.certs.args")["meshinit.certs.args"]), &args); err != nil {
 				t.Fatal(err)
 			}
 			var got Options
@@ -274,8 +280,8 @@ func TestChartArgs(t *testing.T) {
 
 func TestChartAnnotationsAndVolumes(t *testing.T) {
 	names := []string{"meshinit.certs.annotations", "meshinit.certs.volumes", "meshinit.certs.volumeMounts"}
-	sm := renderNamed(t, map[string]any{}, names...)
-	cm := renderNamed(t, map[string]any{"mode": "cert-manager"}, names...)
+	sm := renderNamed(t, nil, names...)
+	cm := renderNamed(t, certManagerValues, names...)
 	if sm["meshinit.certs.annotations"] != "" {
 		t.Errorf("self-managed annotations %q, want none", sm["meshinit.certs.annotations"])
 	}

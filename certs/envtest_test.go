@@ -73,7 +73,7 @@ type install struct {
 	asWebhook *rest.Config
 }
 
-func newInstall(t *testing.T, name string, certs map[string]any) *install {
+func newInstall(t *testing.T, name string, values map[string]any) *install {
 	t.Helper()
 	cfg := apiServer(t)
 	admin, err := client.New(cfg, client.Options{Scheme: scheme})
@@ -84,7 +84,7 @@ func newInstall(t *testing.T, name string, certs map[string]any) *install {
 	if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range renderCerts(t, name, name, certs) {
+	for _, o := range renderCerts(t, name, name, values) {
 		if o.GroupVersionKind().Group != rbacv1.GroupName {
 			continue // cert-manager's objects: the tests install its CRDs later, if at all
 		}

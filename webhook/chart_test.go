@@ -66,9 +66,9 @@ func TestChartWebhookConfiguration(t *testing.T) {
 	if _, ok := mwc.Annotations["cert-manager.io/inject-ca-from"]; ok {
 		t.Error("self-managed mode: cert-manager.io/inject-ca-from is set")
 	}
-	cm := chartWebhookConfig(t, map[string]any{"certs": map[string]any{"mode": "cert-manager"}})
+	cm := chartWebhookConfig(t, map[string]any{"certManager": map[string]any{"enabled": true}})
 	if got := cm.Annotations["cert-manager.io/inject-ca-from"]; got != chartNamespace+"/meshinit-webhook" {
-		t.Errorf("cert-manager mode: inject-ca-from %q", got)
+		t.Errorf("certManager.enabled: inject-ca-from %q", got)
 	}
 }
 

@@ -39,6 +39,10 @@ type Options struct {
 	Values map[string]any
 	// IncludeCRDs adds the chart's crds/ files first, as helm install does.
 	IncludeCRDs bool
+	// KubeVersion is the cluster's version the templates see
+	// (.Capabilities.KubeVersion), e.g. "v1.35.0". Default Helm's default
+	// capabilities (v1.20.0), as helm template without --kube-version.
+	KubeVersion string
 }
 
 // Render renders the chart's templates (as `helm template` would) and returns
@@ -54,9 +58,17 @@ func Render(opts Options) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading chart %s: %w", Dir(), err)
 	}
+	caps := chartutil.DefaultCapabilities.Copy()
+	if opts.KubeVersion != "" {
+		kv, err := chartutil.ParseKubeVersion(opts.KubeVersion)
+		if err != nil {
+			return nil, fmt.Errorf("kube version %q: %w", opts.KubeVersion, err)
+		}
+		caps.KubeVersion = *kv
+	}
 	vals, err := chartutil.ToRenderValues(ch, opts.Values, chartutil.ReleaseOptions{
 		Name: opts.ReleaseName, Namespace: opts.Namespace, Revision: 1, IsInstall: true,
-	}, chartutil.DefaultCapabilities)
+	}, caps)
 	if err != nil {
 		return nil, fmt.Errorf("computing values: %w", err)
 	}

@@ -19,7 +19,12 @@ var scenarios = []struct {
 }{
 	{"default", func(*testing.T) map[string]any { return nil }},
 	{"cert-manager", func(*testing.T) map[string]any {
-		return map[string]any{"certs": map[string]any{"mode": "cert-manager"}}
+		return map[string]any{"certManager": map[string]any{"enabled": true}}
+	}},
+	// The Secret provided by the user, and the webhook scaled down: NOTES.txt
+	// says what both mean.
+	{"existing-secret-zero-replicas", func(*testing.T) map[string]any {
+		return map[string]any{"certs": map[string]any{"existingSecret": true}, "webhook": map[string]any{"replicas": 0}}
 	}},
 	{"every-knob", func(t *testing.T) map[string]any { return valuesFile(t, "testdata/every-knob.yaml") }},
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -32,7 +35,9 @@ const (
 // that creates nothing while the API server validates every object, a real
 // install, and an uninstall after which the MutatingWebhookConfiguration,
 // the ValidatingAdmissionPolicy and its bindings are gone and pods in an
-// opted-in namespace are admitted again.
+// opted-in namespace are admitted again. The API server warns about
+// nothing the chart renders for its version (such as the deprecated
+// trafficDistribution PreferClose).
 func TestInstall(t *testing.T) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Skip("KUBEBUILDER_ASSETS is unset: no kube-apiserver and etcd to install into (make tools-envtest builds them; make test sets it)")
@@ -42,6 +47,16 @@ func TestInstall(t *testing.T) {
 		t.Fatalf("starting kube-apiserver and etcd from %s: %v", os.Getenv("KUBEBUILDER_ASSETS"), err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
+	// Helm's clients report the API server's warnings to the default
+	// handler; the controller-runtime client below to its config's.
+	var warnings bytes.Buffer // written under the handler's lock, read between requests
+	warned := rest.NewWarningWriter(&warnings, rest.WarningWriterOptions{})
+	takeWarnings := func() string {
+		defer warnings.Reset()
+		return warnings.String()
+	}
+	rest.SetDefaultWarningHandler(warned)
+	t.Cleanup(func() { rest.SetDefaultWarningHandlerWithContext(rest.WarningLogger{}) })
 	admin, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +69,9 @@ func TestInstall(t *testing.T) {
 	if err := os.WriteFile(kubeconfigFile, kubeconfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.New(admin.Config(), client.Options{})
+	cfg := admin.Config()
+	cfg.WarningHandler = warned
+	c, err := client.New(cfg, client.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,6 +161,32 @@ func TestInstall(t *testing.T) {
 			t.Errorf("release status %s", rel.Info.Status)
 		}
 		assertAdmissionObjects(t, c, true)
+		if w := takeWarnings(); w != "" {
+			t.Errorf("the API server warned during the dry-run and install:\n%s", w)
+		}
+		// Helm rendered for the API server's version (1.35 or newer in
+		// envtest): PreferClose, the default, under its new name.
+		var svc corev1.Service
+		if err := c.Get(ctx, client.ObjectKey{Namespace: installNamespace, Name: installRelease + "-webhook"}, &svc); err != nil {
+			t.Fatal(err)
+		}
+		if got := ptr.Deref(svc.Spec.TrafficDistribution, ""); got != corev1.ServiceTrafficDistributionPreferSameZone {
+			t.Errorf("Service trafficDistribution %q, want PreferSameZone", got)
+		}
+		// The check above sees warnings: PreferClose gets one.
+		preferClose := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Namespace: installNamespace, Name: "preferclose"},
+			Spec: corev1.ServiceSpec{
+				Ports:               []corev1.ServicePort{{Port: 443}},
+				TrafficDistribution: ptr.To(corev1.ServiceTrafficDistributionPreferClose),
+			},
+		}
+		if err := c.Create(ctx, preferClose, client.DryRunAll); err != nil {
+			t.Fatal(err)
+		}
+		if w := takeWarnings(); !strings.Contains(w, "PreferClose") {
+			t.Errorf("a Service with trafficDistribution PreferClose got warnings %q, want one about PreferClose", w)
+		}
 		// No webhook runs here and failurePolicy is Fail: an opted-in
 		// namespace admits no pod until it does.
 		err = eventually(func() error {

@@ -15,7 +15,7 @@ func TestSchemaRejects(t *testing.T) {
 	}{
 		{"unknown top-level key", map[string]any{"webhok": map[string]any{}}, []string{"webhok"}},
 		{"misspelt webhook key", map[string]any{"webhook": map[string]any{"replica": 2}}, []string{"replica"}},
-		{"replicas zero", map[string]any{"webhook": map[string]any{"replicas": 0}}, []string{"/webhook/replicas", "minimum"}},
+		{"replicas negative", map[string]any{"webhook": map[string]any{"replicas": -1}}, []string{"/webhook/replicas", "minimum"}},
 		{"replicas a string", map[string]any{"webhook": map[string]any{"replicas": "two"}}, []string{"/webhook/replicas", "integer"}},
 		{"failurePolicy", map[string]any{"webhook": map[string]any{"failurePolicy": "Deny"}}, []string{"/webhook/failurePolicy", "Fail", "Ignore"}},
 		{"timeoutSeconds too long", map[string]any{"webhook": map[string]any{"timeoutSeconds": 31}}, []string{"/webhook/timeoutSeconds", "maximum"}},
@@ -30,9 +30,14 @@ func TestSchemaRejects(t *testing.T) {
 		{"podSecurity", map[string]any{"webhook": map[string]any{"inject": map[string]any{"podSecurity": "ignore"}}}, []string{"/webhook/inject/podSecurity"}},
 		{"unknown redirect setting", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"outbound-port": "15001"}}}}, []string{"outbound-port"}},
 		{"iptables mode", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"iptables-mode": "xt"}}}}, []string{"iptables-mode"}},
-		{"certs mode", map[string]any{"certs": map[string]any{"mode": "vault"}}, []string{"/certs/mode", "self-managed", "cert-manager", "files"}},
-		{"issuerRef without name", map[string]any{"certs": map[string]any{"certManager": map[string]any{"issuerRef": map[string]any{"kind": "ClusterIssuer"}}}}, []string{"/certs/certManager/issuerRef"}},
-		{"issuerRef kind", map[string]any{"certs": map[string]any{"certManager": map[string]any{"issuerRef": map[string]any{"name": "x", "kind": "Vault"}}}}, []string{"/certs/certManager/issuerRef/kind"}},
+		// certs.mode and certs.certManager were replaced by certManager.enabled and certs.existingSecret.
+		{"old certs.mode", map[string]any{"certs": map[string]any{"mode": "cert-manager"}}, []string{"mode"}},
+		{"old certs.certManager", map[string]any{"certs": map[string]any{"certManager": map[string]any{"duration": "720h"}}}, []string{"certManager"}},
+		{"certManager.enabled a string", map[string]any{"certManager": map[string]any{"enabled": "true"}}, []string{"/certManager/enabled", "boolean"}},
+		{"existingSecret a string", map[string]any{"certs": map[string]any{"existingSecret": "yes"}}, []string{"/certs/existingSecret", "boolean"}},
+		{"issuerRef without name", map[string]any{"certManager": map[string]any{"issuerRef": map[string]any{"kind": "ClusterIssuer"}}}, []string{"/certManager/issuerRef"}},
+		{"issuerRef kind", map[string]any{"certManager": map[string]any{"issuerRef": map[string]any{"name": "x", "kind": "Vault"}}}, []string{"/certManager/issuerRef/kind"}},
+		{"certManager duration", map[string]any{"certManager": map[string]any{"duration": "90d"}}, []string{"/certManager/duration"}},
 		{"caValidity", map[string]any{"certs": map[string]any{"selfManaged": map[string]any{"caValidity": "2y"}}}, []string{"/certs/selfManaged/caValidity"}},
 		{"secretName", map[string]any{"certs": map[string]any{"secretName": "Webhook_TLS"}}, []string{"/certs/secretName"}},
 		{"validationActions Deny and Warn", map[string]any{"policy": map[string]any{"validationActions": []any{"Deny", "Warn"}}}, []string{"/policy/validationActions"}},
@@ -72,7 +77,10 @@ func TestSchemaAccepts(t *testing.T) {
 		{"no topology spread", map[string]any{"webhook": map[string]any{"topologySpreadConstraints": []any{}}}},
 		{"warn and audit", map[string]any{"policy": map[string]any{"validationActions": []any{"Warn", "Audit"}}}},
 		{"one replica", map[string]any{"webhook": map[string]any{"replicas": 1}}},
-		{"files mode", map[string]any{"certs": map[string]any{"mode": "files", "secretName": "my-tls"}}},
+		{"zero replicas", map[string]any{"webhook": map[string]any{"replicas": 0}}},
+		{"cert-manager", map[string]any{"certManager": map[string]any{"enabled": true, "issuerRef": map[string]any{"name": "corp-ca", "kind": "ClusterIssuer"}}}},
+		{"existing secret", map[string]any{"certs": map[string]any{"existingSecret": true, "secretName": "my-tls"}}},
+		{"PreferSameNode", map[string]any{"webhook": map[string]any{"trafficDistribution": "PreferSameNode"}}},
 		{"registry with port", map[string]any{"webhook": map[string]any{"image": map[string]any{"repository": "localhost:5000/meshinit/webhook", "tag": "dev"}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -80,5 +88,22 @@ func TestSchemaAccepts(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestCertsSourcesExclusive: certManager.enabled and certs.existingSecret
+// together are refused, naming both values.
+func TestCertsSourcesExclusive(t *testing.T) {
+	_, err := Render(Options{Values: map[string]any{
+		"certManager": map[string]any{"enabled": true},
+		"certs":       map[string]any{"existingSecret": true},
+	}})
+	if err == nil {
+		t.Fatal("certManager.enabled and certs.existingSecret both true rendered; want them refused")
+	}
+	for _, w := range []string{"certManager.enabled", "certs.existingSecret"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error does not mention %q:\n%v", w, err)
+		}
 	}
 }

@@ -1,12 +1,14 @@
 package chart
 
 import (
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 )
 
 // decodeKind renders the chart with values and decodes the one object of
@@ -33,8 +35,8 @@ func decodeKind(t *testing.T, values map[string]any, withTests bool, kind string
 
 // TestWebhookAvailability checks what keeps the webhook answering: two
 // replicas, a rolling update that never lowers that, a PodDisruptionBudget,
-// spread over zones and nodes, probes, and a Service that prefers a replica
-// close to the API server.
+// spread over zones and nodes, and probes. (The Service's preference for a
+// replica close to the API server: TestTrafficDistribution.)
 func TestWebhookAvailability(t *testing.T) {
 	var d appsv1.Deployment
 	decodeKind(t, nil, false, "Deployment", &d)
@@ -73,14 +75,102 @@ func TestWebhookAvailability(t *testing.T) {
 		t.Errorf("PodDisruptionBudget %+v, want maxUnavailable 1 of the webhook's pods", pdb.Spec)
 	}
 
-	var svc corev1.Service
-	decodeKind(t, nil, false, "Service", &svc)
-	if svc.Spec.TrafficDistribution == nil || *svc.Spec.TrafficDistribution != corev1.ServiceTrafficDistributionPreferClose {
-		t.Errorf("Service trafficDistribution %v, want PreferClose", svc.Spec.TrafficDistribution)
+}
+
+// TestPodDisruptionBudget: only from 2 replicas up; with 0 or 1 a PDB
+// keeping one available would block node drains forever.
+func TestPodDisruptionBudget(t *testing.T) {
+	for _, tc := range []struct {
+		replicas int
+		want     bool
+	}{{0, false}, {1, false}, {2, true}, {3, true}} {
+		objs, err := Objects(Options{Values: map[string]any{"webhook": map[string]any{"replicas": tc.replicas}}}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pdbs int
+		for _, o := range objs {
+			switch o.GetKind() {
+			case "PodDisruptionBudget":
+				pdbs++
+			case "Deployment":
+				var d appsv1.Deployment
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &d); err != nil {
+					t.Fatal(err)
+				}
+				if d.Spec.Replicas == nil || *d.Spec.Replicas != int32(tc.replicas) {
+					t.Errorf("replicas %d: Deployment has %v", tc.replicas, d.Spec.Replicas)
+				}
+			}
+		}
+		if got := pdbs == 1; got != tc.want || pdbs > 1 {
+			t.Errorf("replicas %d: %d PodDisruptionBudgets, want one: %v", tc.replicas, pdbs, tc.want)
+		}
 	}
-	decodeKind(t, map[string]any{"webhook": map[string]any{"trafficDistribution": ""}}, false, "Service", &svc)
-	if svc.Spec.TrafficDistribution != nil {
-		t.Errorf("trafficDistribution %q with the value empty", *svc.Spec.TrafficDistribution)
+}
+
+// TestTrafficDistribution: PreferClose is rendered as PreferSameZone, its
+// new name, on Kubernetes 1.35 and newer (where the API server warns that
+// PreferClose is deprecated); the other values pass through on every version.
+func TestTrafficDistribution(t *testing.T) {
+	for _, tc := range []struct {
+		value, kubeVersion, want string // want "" for no field
+	}{
+		{"PreferClose", "", "PreferClose"}, // Helm's default capabilities: v1.20
+		{"PreferClose", "v1.34.3", "PreferClose"},
+		{"PreferClose", "v1.35.0", "PreferSameZone"},
+		{"PreferClose", "v1.35.1-eks-1234", "PreferSameZone"},
+		{"PreferClose", "v1.37.2", "PreferSameZone"},
+		{"PreferClose", "v2.0.0", "PreferSameZone"},
+		{"PreferSameZone", "v1.34.0", "PreferSameZone"},
+		{"PreferSameZone", "v1.37.2", "PreferSameZone"},
+		{"PreferSameNode", "v1.34.0", "PreferSameNode"},
+		{"PreferSameNode", "v1.37.2", "PreferSameNode"},
+		{"", "v1.34.0", ""},
+		{"", "v1.37.2", ""},
+	} {
+		t.Run(tc.value+"@"+tc.kubeVersion, func(t *testing.T) {
+			objs, err := Objects(Options{KubeVersion: tc.kubeVersion, Values: map[string]any{"webhook": map[string]any{"trafficDistribution": tc.value}}}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range objs {
+				if o.GetKind() != "Service" {
+					continue
+				}
+				var svc corev1.Service
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object, &svc, true); err != nil {
+					t.Fatal(err)
+				}
+				if got := ptr.Deref(svc.Spec.TrafficDistribution, ""); got != tc.want || (tc.want == "" && svc.Spec.TrafficDistribution != nil) {
+					t.Errorf("trafficDistribution %q (set: %v), want %q", got, svc.Spec.TrafficDistribution != nil, tc.want)
+				}
+				return
+			}
+			t.Fatal("no Service")
+		})
+	}
+}
+
+// TestNotesZeroReplicas: NOTES.txt warns when no webhook runs and
+// failurePolicy Fail refuses the pods it would review.
+func TestNotesZeroReplicas(t *testing.T) {
+	for _, tc := range []struct {
+		replicas      int
+		failurePolicy string
+		warn          bool
+	}{{0, "Fail", true}, {0, "Ignore", false}, {1, "Fail", false}, {2, "Fail", false}} {
+		files, err := Render(Options{Values: map[string]any{"webhook": map[string]any{"replicas": tc.replicas, "failurePolicy": tc.failurePolicy}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		notes := files["meshinit/templates/NOTES.txt"]
+		if notes == "" {
+			t.Fatal("no NOTES.txt")
+		}
+		if got := strings.Contains(notes, "webhook.replicas is 0 and webhook.failurePolicy is Fail"); got != tc.warn {
+			t.Errorf("replicas %d failurePolicy %s: warning %v, want %v:\n%s", tc.replicas, tc.failurePolicy, got, tc.warn, notes)
+		}
 	}
 }
 

@@ -1,5 +1,6 @@
 {{/*
-The webhook's serving certificate (Go: package certs; values: certs).
+The webhook's serving certificate (Go: package certs; values: certs and
+certManager).
 
 For the webhook's templates (Deployment, Service, MutatingWebhookConfiguration,
 ServiceAccount), which include these named templates:
@@ -8,8 +9,8 @@ ServiceAccount), which include these named templates:
                                      certs-rbac.yaml bindings grant to
   meshinit.certs.webhookConfigName   the MutatingWebhookConfiguration: <fullname>
   meshinit.certs.annotations         the MutatingWebhookConfiguration's
-                                     metadata.annotations (inject-ca-from in
-                                     cert-manager mode; empty otherwise):
+                                     metadata.annotations (inject-ca-from with
+                                     certManager.enabled; empty otherwise):
       {{- with include "meshinit.certs.annotations" . }}
       annotations:
         {{- . | nindent 4 }}
@@ -38,7 +39,7 @@ patches it in (and re-asserts it), cert-manager's cainjector injects it.
 {{ .Values.certs.secretName | default (printf "%s-webhook-tls" (include "meshinit.fullname" .)) }}
 {{- end -}}
 
-{{/* cert-manager mode: the serving Certificate, and the chart's CA chain. */}}
+{{/* certManager.enabled: the serving Certificate, and the chart's CA chain. */}}
 {{- define "meshinit.certs.certificateName" -}}
 {{ include "meshinit.fullname" . }}-webhook
 {{- end -}}
@@ -55,12 +56,20 @@ patches it in (and re-asserts it), cert-manager's cainjector injects it.
 /var/run/meshinit/serving-certs
 {{- end -}}
 
+{{/*
+The webhook's --cert-mode, from the values: cert-manager
+(certManager.enabled), files (certs.existingSecret) or self-managed.
+*/}}
 {{- define "meshinit.certs.mode" -}}
-{{- $mode := .Values.certs.mode | default "self-managed" -}}
-{{- if not (has $mode (list "self-managed" "cert-manager" "files")) -}}
-{{- fail (printf "certs.mode %q: want self-managed, cert-manager or files" $mode) -}}
+{{- if and .Values.certManager.enabled .Values.certs.existingSecret -}}
+{{- fail "certManager.enabled and certs.existingSecret are both true: set at most one (certManager.enabled: cert-manager issues the serving certificate; certs.existingSecret: you provide it; neither: the webhook manages it)" -}}
+{{- else if .Values.certManager.enabled -}}
+cert-manager
+{{- else if .Values.certs.existingSecret -}}
+files
+{{- else -}}
+self-managed
 {{- end -}}
-{{ $mode }}
 {{- end -}}
 
 {{- define "meshinit.certs.annotations" -}}
