@@ -2,13 +2,16 @@
 // and, when the connection was redirected, the original destination. The
 // demo and the end-to-end tests run it as the app and as the proxy.
 //
-// With -dial it is a client instead: it connects to that address, prints
-// the answer and exits 0 only if the answer starts with -expect (the Helm
-// chart's test pod uses this to see its traffic reach the proxy).
+// With -dial it is a client instead: it connects to that address (retrying
+// for up to -timeout), prints the answer on standard output and exits 0
+// only if the answer starts with -expect (the Helm chart's test pod uses
+// this to see its traffic reach the proxy; the end-to-end tests and the
+// demo run it in pods with kubectl exec).
 package main
 
 import (
 	"flag"
+	"fmt"
 	"log"
 	"net"
 	"os"
@@ -25,13 +28,14 @@ func main() {
 	name := flag.String("name", "proxy", "name to answer with")
 	dial := flag.String("dial", "", "connect to this address, print the answer and exit instead of serving")
 	expect := flag.String("expect", "", "with -dial: exit 1 unless the answer starts with this")
+	timeout := flag.Duration("timeout", 5*time.Second, "with -dial: keep trying to connect and read an answer for this long")
 	flag.Parse()
 	if *dial != "" {
-		line, err := testproxy.Ask(func() (net.Conn, error) { return net.DialTimeout("tcp", *dial, 5*time.Second) })
+		line, err := ask(*dial, *timeout)
 		if err != nil {
 			log.Fatalf("dial %s: %v", *dial, err)
 		}
-		log.Printf("%s answered: %s", *dial, line)
+		fmt.Println(line)
 		if !strings.HasPrefix(line, *expect) {
 			log.Fatalf("dial %s: answer %q does not start with %q", *dial, line, *expect)
 		}
@@ -48,4 +52,18 @@ func main() {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
 	<-sig
+}
+
+// ask asks addr for its line, retrying failed attempts until timeout.
+func ask(addr string, timeout time.Duration) (string, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		line, err := testproxy.Ask(func() (net.Conn, error) {
+			return net.DialTimeout("tcp", addr, max(time.Until(deadline), time.Second))
+		})
+		if err == nil || time.Now().After(deadline) {
+			return line, err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
