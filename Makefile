@@ -10,7 +10,7 @@ export MESHINIT_CACHE
 KUBERNETES_VERSION := v1.37.2
 KUBERNETES_BIN := $(MESHINIT_CACHE)/kubernetes-$(KUBERNETES_VERSION)/bin
 
-.PHONY: test demo deps lint images bench-redirect bench-webhook bench-e2e
+.PHONY: test demo demo-down demo-netns deps lint images bench-redirect bench-webhook bench-e2e
 
 ## test: everything CI runs: host packages, upstream binaries, then all Go tests, the end-to-end ones on the local cluster last.
 # The e2e packages (e2e/cluster's own test, e2e's tests of the chart) all use the one
@@ -23,8 +23,16 @@ test: deps tools-envtest tools-cluster
 	KUBEBUILDER_ASSETS=$(KUBERNETES_BIN) $(GO) test -count=1 $$($(GO) list ./... | grep -v '/e2e\(/\|$$\)')
 	$(GO) test -count=1 -p 1 -timeout 45m ./e2e/...
 
-## demo: the first thing to run: the redirector at work in a pod-like network namespace (root).
-demo: deps
+## demo: the first thing to run (root): brings up the local cluster, builds and loads the images, installs the chart and shows, step by step, a pod's traffic going through a proxy and the policy refusing a Deployment; the cluster stays up.
+demo: deps tools-cluster
+	hack/install-debian-packages.sh --cluster
+	GO=$(GO) $(GO) run ./e2e/cmd/demo
+
+## demo-down: take down the cluster make demo left up (everything it started, its state, its rules).
+demo-down: cluster-down
+
+## demo-netns: the redirector alone, in a pod-like network namespace: no cluster, seconds (root).
+demo-netns: deps
 	hack/demo-netns.sh
 
 ## deps: Debian packages the tests exercise for real (iptables, iproute2).

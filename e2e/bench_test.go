@@ -34,12 +34,9 @@ func BenchmarkPodStartup(b *testing.B) {
 	ctx, cancel := context.WithTimeout(b.Context(), 20*time.Minute)
 	defer cancel()
 	e := setup(b, ctx)
-	if err := buildImages(ctx, e, b.TempDir(), b.Logf); err != nil {
-		b.Fatal(err)
-	}
-	e.install(b, ctx, baseValues(nil))
+	e.install(b, ctx, nil)
 	b.Cleanup(func() { e.uninstall(b, context.Background()) })
-	cfg, err := clientcmd.BuildConfigFromFlags("", e.kubeconfig)
+	cfg, err := clientcmd.BuildConfigFromFlags("", e.Kubeconfig)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -52,14 +49,14 @@ func BenchmarkPodStartup(b *testing.B) {
 		init                    []corev1.Container
 	}{
 		{"no init container", "none", plain, nil},
-		{"no-op init container", "noop", plain, []corev1.Container{{Name: "noop", Image: redirectorRef, ImagePullPolicy: corev1.PullNever, Args: []string{"version"}}}},
+		{"no-op init container", "noop", plain, []corev1.Container{{Name: "noop", Image: e.images.Redirector, Args: []string{"version"}}}},
 		{"injected by meshinit", "meshinit", injected, nil},
 	}
 	times := make([][]time.Duration, len(kinds))
 	b.ResetTimer()
 	for i := range perKind {
 		for k, kind := range kinds {
-			d, err := startPod(ctx, client, kind.namespace, fmt.Sprintf("pod-%d-%d", k, i), kind.init)
+			d, err := startPod(ctx, client, kind.namespace, fmt.Sprintf("pod-%d-%d", k, i), e.images.TestApp, kind.init)
 			if err != nil {
 				b.Fatalf("%s: %v", kind.name, err)
 			}
@@ -83,15 +80,15 @@ func BenchmarkPodStartup(b *testing.B) {
 	fmt.Printf("meshinit costs                %+7.0f ms over the no-op init container (goal: at most +50 ms: %s)\n", ms(overhead), verdict)
 }
 
-// startPod creates a one-container pod and returns the time until the API
+// startPod creates a pod of the app image and returns the time until the API
 // server reports it Ready. The pod is deleted afterwards.
-func startPod(ctx context.Context, client kubernetes.Interface, ns, name string, init []corev1.Container) (time.Duration, error) {
+func startPod(ctx context.Context, client kubernetes.Interface, ns, name, app string, init []corev1.Container) (time.Duration, error) {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: corev1.PodSpec{
 			TerminationGracePeriodSeconds: ptr.To[int64](0),
 			InitContainers:                init,
-			Containers: []corev1.Container{{Name: "app", Image: toolboxRef, ImagePullPolicy: corev1.PullNever,
+			Containers: []corev1.Container{{Name: "app", Image: app,
 				Args: []string{"-listen", ":8080", "-name", "app"}}},
 		},
 	}

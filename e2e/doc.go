@@ -5,9 +5,10 @@
 //
 // The tests run against the cluster KUBECONFIG names, or else bring up the
 // local single-node cluster (e2e/cluster) and take it down at the end unless
-// it was already running. They build every image they need (redirector,
-// webhook, test app) and load it into the cluster's containerd, so the
-// cluster must be the local one or share its containerd socket. They skip,
-// saying why, when not root or when the cluster's binaries or containerd are
-// missing (`make tools-cluster`, `hack/install-debian-packages.sh --cluster`).
+// it was already running. They build meshinit's images as `make images` does
+// and load them into the node's containerd (MESHINIT_E2E_CONTAINERD for
+// another cluster's node), and install the chart with Helm's Go packages;
+// e2e/harness holds all of that, shared with `make demo`. They skip, saying
+// why, when not root or when the cluster's binaries or containerd are missing
+// (`make tools-cluster`, `hack/install-debian-packages.sh --cluster`).
 package e2e

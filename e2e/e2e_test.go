@@ -7,13 +7,19 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/meshinit/meshinit/e2e/harness"
 )
 
 const (
-	injectionLabel = "meshinit.io/injection"
-	injectLabel    = "meshinit.io/inject"
-	redirectName   = "meshinit-redirect"
-	excludeInbound = "traffic.meshinit.io/exclude-inbound-ports"
+	injectionLabel   = harness.InjectionLabel
+	injectLabel      = harness.InjectLabel
+	redirectName     = harness.RedirectName
+	excludeInbound   = harness.ExcludeInbound
+	release          = harness.Release
+	releaseNamespace = harness.ReleaseNamespace
+	webhookName      = harness.WebhookName
+	webhookSelector  = harness.WebhookSelector
 )
 
 // TestEndToEnd installs the chart on a real cluster and checks, in order,
@@ -26,15 +32,10 @@ func TestEndToEnd(t *testing.T) {
 	defer cancel()
 	began := time.Now()
 	e := setup(t, ctx)
-
-	step := time.Now()
-	if err := buildImages(ctx, e, t.TempDir(), t.Logf); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("timing: images %.1fs", time.Since(step).Seconds())
+	img := e.images
 
 	create := func(ns, manifest string) error {
-		_, err := e.kubectl(ctx, manifest, "-n", ns, "create", "-f", "-")
+		_, err := e.Kubectl(ctx, manifest, "-n", ns, "create", "-f", "-")
 		return err
 	}
 	mustCreate := func(t *testing.T, ns, manifest string) {
@@ -58,13 +59,13 @@ func TestEndToEnd(t *testing.T) {
 
 	if !timed("chart installed with self-managed certificates, both webhook replicas Ready", func(t *testing.T) {
 		installed = true
-		e.install(t, ctx, baseValues(nil))
+		e.install(t, ctx, nil)
 		if got := e.must(t, ctx, "-n", releaseNamespace, "get", "deployment", webhookName, "-o", "jsonpath={.status.readyReplicas}"); got != "2" {
 			t.Errorf("ready replicas %q, want 2", got)
 		}
 		// Self-managed mode: the webhook wrote its CA into the configuration.
 		if err := eventually(ctx, 60*time.Second, func() error {
-			ca, err := e.kubectl(ctx, "", "get", "mutatingwebhookconfiguration", release, "-o", "jsonpath={.webhooks[*].clientConfig.caBundle}")
+			ca, err := e.Kubectl(ctx, "", "get", "mutatingwebhookconfiguration", release, "-o", "jsonpath={.webhooks[*].clientConfig.caBundle}")
 			if err != nil || ca == "" {
 				return fmt.Errorf("no caBundle in MutatingWebhookConfiguration %s (%v)", release, err)
 			}
@@ -79,7 +80,7 @@ func TestEndToEnd(t *testing.T) {
 	timed("kube-controller-manager type-checks the ValidatingAdmissionPolicy without warnings", func(t *testing.T) {
 		policy := release + "-redirectpolicy"
 		if err := eventually(ctx, 60*time.Second, func() error {
-			checked, err := e.kubectl(ctx, "", "get", "validatingadmissionpolicy", policy, "-o", "jsonpath={.status.observedGeneration}")
+			checked, err := e.Kubectl(ctx, "", "get", "validatingadmissionpolicy", policy, "-o", "jsonpath={.status.observedGeneration}")
 			if err != nil || checked == "" {
 				return fmt.Errorf("ValidatingAdmissionPolicy %s not type-checked yet (%v)", policy, err)
 			}
@@ -92,6 +93,12 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
+	timed("helm test: the chart's test pod's connection reaches its proxy", func(t *testing.T) {
+		if err := e.HelmTest(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	labelled := e.createNamespace(t, ctx, "e2e-injected", map[string]string{injectionLabel: "enabled"})
 	plain := e.createNamespace(t, ctx, "e2e-plain", nil)
 
@@ -99,7 +106,7 @@ func TestEndToEnd(t *testing.T) {
 	// connections go straight out.
 	var clientIP string
 	if !timed("an unlabelled namespace is left alone", func(t *testing.T) {
-		mustCreate(t, plain, plainPod("client", nil, nil))
+		mustCreate(t, plain, img.PlainPod("client", nil, nil))
 		clientIP = e.ready(t, ctx, plain, "client")
 		if got := e.initContainers(t, ctx, plain, "client"); len(got) != 0 {
 			t.Errorf("init containers %v, want none", got)
@@ -110,7 +117,7 @@ func TestEndToEnd(t *testing.T) {
 
 	var appIP string
 	if !timed("a pod in a labelled namespace gets meshinit-redirect, which completes", func(t *testing.T) {
-		mustCreate(t, labelled, appPod("app", nil, map[string]string{excludeInbound: "8081"}))
+		mustCreate(t, labelled, img.AppPod("app", nil, map[string]string{excludeInbound: "8081"}))
 		if got := e.initContainers(t, ctx, labelled, "app"); !slices.Equal(got, []string{redirectName}) {
 			t.Fatalf("init containers %v, want [%s]", got, redirectName)
 		}
@@ -149,7 +156,7 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	timed("a pod labelled meshinit.io/inject=false is left alone (default RedirectPolicy: AllowOptOut)", func(t *testing.T) {
-		mustCreate(t, labelled, plainPod("opted-out", map[string]string{injectLabel: "false"}, nil))
+		mustCreate(t, labelled, img.PlainPod("opted-out", map[string]string{injectLabel: "false"}, nil))
 		if got := e.initContainers(t, ctx, labelled, "opted-out"); len(got) != 0 {
 			t.Errorf("init containers %v, want none", got)
 		}
@@ -170,8 +177,7 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatalf("%s args %q, want apply ...", redirectName, args)
 		}
 		for _, name := range []string{"rerun-1", "rerun-2"} {
-			e.must(t, ctx, append([]string{"-n", labelled, "debug", "app", "--container", name, "--image", redirectorRef,
-				"--image-pull-policy", "Never", "--profile", "netadmin", "--arguments-only", "--"}, args...)...)
+			e.must(t, ctx, append([]string{"-n", labelled, "debug", "app", "--container", name, "--image", img.Redirector, "--profile", "netadmin", "--arguments-only", "--"}, args...)...)
 			var code string
 			if err := eventually(ctx, 90*time.Second, func() error {
 				code = e.must(t, ctx, "-n", labelled, "get", "pod", "app", "-o", `jsonpath={.status.ephemeralContainerStatuses[?(@.name=="`+name+`")].state.terminated.exitCode}`)
@@ -183,7 +189,7 @@ func TestEndToEnd(t *testing.T) {
 				t.Fatal(err)
 			}
 			if code != "0" {
-				logs, _ := e.kubectl(ctx, "", "-n", labelled, "logs", "app", "-c", name)
+				logs, _ := e.Kubectl(ctx, "", "-n", labelled, "logs", "app", "-c", name)
 				t.Fatalf("redirector run again (%s) exited %s: %s", name, code, logs)
 			}
 		}
@@ -194,13 +200,13 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	timed("the policy rejects a Deployment excluding a required port, with its message", func(t *testing.T) {
-		e.apply(t, ctx, manifest(map[string]any{
+		e.apply(t, ctx, harness.Manifest(map[string]any{
 			"apiVersion": "meshinit.io/v1alpha1", "kind": "RedirectPolicy",
 			"metadata": map[string]any{"name": "require-8080", "namespace": labelled},
 			"spec":     map[string]any{"requiredInboundPorts": []int{8080}, "interception": "AllowOptOut"},
 		}))
 		defer e.must(t, ctx, "-n", labelled, "delete", "redirectpolicy", "require-8080")
-		deployment := manifest(map[string]any{
+		deployment := harness.Manifest(map[string]any{
 			"apiVersion": "apps/v1", "kind": "Deployment",
 			"metadata": map[string]any{"name": "excludes-8080", "namespace": labelled},
 			"spec": map[string]any{
@@ -208,7 +214,7 @@ func TestEndToEnd(t *testing.T) {
 				"selector": map[string]any{"matchLabels": map[string]string{"app": "excludes-8080"}},
 				"template": map[string]any{
 					"metadata": map[string]any{"labels": map[string]string{"app": "excludes-8080"}, "annotations": map[string]string{excludeInbound: "8000-8090"}},
-					"spec":     map[string]any{"containers": []any{container("app", nil, "-listen", ":8080")}},
+					"spec":     map[string]any{"containers": []any{harness.Container("app", img.TestApp, nil, "-listen", ":8080")}},
 				},
 			},
 		})
@@ -216,7 +222,7 @@ func TestEndToEnd(t *testing.T) {
 		// The API server's policy informer sees a new RedirectPolicy after
 		// a moment.
 		if err := eventually(ctx, 60*time.Second, func() error {
-			_, err := e.kubectl(ctx, deployment, "apply", "--dry-run=server", "-f", "-")
+			_, err := e.Kubectl(ctx, deployment, "apply", "--dry-run=server", "-f", "-")
 			if err == nil || !strings.Contains(err.Error(), want) {
 				return fmt.Errorf("kubectl apply --dry-run=server: %v; want an error containing %q", err, want)
 			}
@@ -224,11 +230,11 @@ func TestEndToEnd(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		_, err := e.kubectl(ctx, deployment, "apply", "-f", "-")
+		_, err := e.Kubectl(ctx, deployment, "apply", "-f", "-")
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("kubectl apply: %v; want an error containing %q", err, want)
 		}
-		if out, err := e.kubectl(ctx, "", "-n", labelled, "get", "deployment", "excludes-8080", "--ignore-not-found", "-o", "name"); err != nil || out != "" {
+		if out, err := e.Kubectl(ctx, "", "-n", labelled, "get", "deployment", "excludes-8080", "--ignore-not-found", "-o", "name"); err != nil || out != "" {
 			t.Errorf("the Deployment exists after being rejected: %q, %v", out, err)
 		}
 	})
@@ -237,15 +243,13 @@ func TestEndToEnd(t *testing.T) {
 		// Like helm upgrade: the chart re-rendered with the webhook
 		// excluding outbound port 8080 for every pod; the config change
 		// rolls the webhook.
-		e.install(t, ctx, baseValues(map[string]map[string]any{"webhook": {"inject": map[string]any{
-			"image":           map[string]any{"repository": strings.TrimSuffix(redirectorRef, ":"+imageTag), "tag": imageTag},
-			"imagePullPolicy": "Never",
-			"redirect":        map[string]any{"exclude-outbound-ports": "8080"},
-		}}}))
+		e.install(t, ctx, map[string]any{"webhook": map[string]any{"inject": map[string]any{
+			"redirect": map[string]any{"exclude-outbound-ports": "8080"},
+		}}})
 		// Until the API server's view of the webhook's endpoints catches
 		// up, a review may still reach a replaced replica.
 		if err := eventually(ctx, 60*time.Second, func() error {
-			args, err := e.kubectl(ctx, appPod("app-upgraded", nil, nil), "-n", labelled, "create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.initContainers[*].args}")
+			args, err := e.Kubectl(ctx, img.AppPod("app-upgraded", nil, nil), "-n", labelled, "create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.initContainers[*].args}")
 			if err != nil || !strings.Contains(args, "--exclude-outbound-ports=8080") {
 				return fmt.Errorf("dry-run pod's %s args %s (%v), want --exclude-outbound-ports=8080", redirectName, args, err)
 			}
@@ -253,7 +257,7 @@ func TestEndToEnd(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		mustCreate(t, labelled, appPod("app-upgraded", nil, nil))
+		mustCreate(t, labelled, img.AppPod("app-upgraded", nil, nil))
 		e.ready(t, ctx, labelled, "app-upgraded")
 		if got := e.dial(t, ctx, labelled, "app-upgraded", "app", clientIP+":8080"); got != "client" {
 			args := e.must(t, ctx, "-n", labelled, "get", "pod", "app-upgraded", "-o", `jsonpath={.spec.initContainers[*].args}`)
@@ -266,27 +270,23 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	timed("with the webhook scaled to zero and failurePolicy Ignore, the policy rejects an uninjected pod", func(t *testing.T) {
-		// The chart's schema wants at least one replica: failurePolicy
-		// from the values, then the Deployment scaled down.
-		e.install(t, ctx, baseValues(map[string]map[string]any{"webhook": {"failurePolicy": "Ignore"}}))
-		e.must(t, ctx, "-n", releaseNamespace, "scale", "deployment", webhookName, "--replicas", "0")
-		_, err := e.kubectl(ctx, "", "-n", releaseNamespace, "wait", "--for", "delete", "pod", "-l", webhookSelector, "--timeout", "120s")
-		if err != nil && !strings.Contains(err.Error(), "no matching resources") {
-			t.Fatal(err)
+		e.install(t, ctx, map[string]any{"webhook": map[string]any{"replicas": 0, "failurePolicy": "Ignore"}})
+		if pods := e.must(t, ctx, "-n", releaseNamespace, "get", "pods", "-l", webhookSelector, "-o", "name"); pods != "" {
+			t.Fatalf("webhook pods left at replicas 0: %s", pods)
 		}
 		got := strings.Fields(e.must(t, ctx, "get", "mutatingwebhookconfiguration", release, "-o", "jsonpath={.webhooks[*].failurePolicy}"))
 		if len(got) == 0 || slices.ContainsFunc(got, func(p string) bool { return p != "Ignore" }) {
 			t.Fatalf("failurePolicy of the webhooks %q, want Ignore", got)
 		}
 		want := "pod arrived without the meshinit-redirect init container"
-		err = create(labelled, plainPod("uninjected", nil, nil))
+		err := create(labelled, img.PlainPod("uninjected", nil, nil))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("creating a pod: %v; want an error containing %q", err, want)
 		}
 		// Opting out is still allowed (AllowOptOut).
-		mustCreate(t, labelled, plainPod("opted-out-2", map[string]string{injectLabel: "false"}, nil))
+		mustCreate(t, labelled, img.PlainPod("opted-out-2", map[string]string{injectLabel: "false"}, nil))
 		e.ready(t, ctx, labelled, "opted-out-2")
-		e.install(t, ctx, baseValues(nil))
+		e.install(t, ctx, nil)
 	})
 
 	timed("after uninstalling, pods in a labelled namespace are created and run", func(t *testing.T) {
@@ -296,7 +296,7 @@ func TestEndToEnd(t *testing.T) {
 		n := 0
 		if err := eventually(ctx, 60*time.Second, func() error {
 			n++
-			return create(labelled, plainPod(fmt.Sprintf("after-uninstall-%d", n), nil, nil))
+			return create(labelled, img.PlainPod(fmt.Sprintf("after-uninstall-%d", n), nil, nil))
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -2,89 +2,40 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/meshinit/meshinit/e2e/cluster"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/meshinit/meshinit/e2e/harness"
 )
 
-// localKubeconfig and localContainerd are where the local cluster
-// (cluster.Options' default StateDir) keeps its kubeconfig and socket.
-const (
-	localKubeconfig = "/var/lib/meshinit-e2e/kubeconfig"
-	localContainerd = "/var/lib/meshinit-e2e/containerd/containerd.sock"
-)
-
-// env is the cluster the tests run against.
+// env is the cluster the tests run on, with meshinit's images loaded;
+// its helpers fail the test instead of returning errors.
 type env struct {
-	kubeconfig string
-	kubectlBin string
-	// containerd is the socket of the node's containerd, where images are
-	// loaded.
-	containerd string
-}
-
-// binDir is where `make tools-cluster` puts the cluster's binaries
-// (cluster.Options.BinDir's default).
-func binDir() string {
-	cache := os.Getenv("MESHINIT_CACHE")
-	if cache == "" {
-		cache = "/var/cache/meshinit"
-	}
-	return filepath.Join(cache, "kubernetes-"+cluster.KubernetesVersion, "bin")
+	*harness.Cluster
+	images harness.Images
 }
 
 // setup returns the cluster KUBECONFIG names, or else brings up the local
-// one, which it takes down when the test ends unless it was running before.
-// It skips, saying why, when that cannot work here.
+// one, which it takes down when the test ends unless it was running
+// before, and loads the images. It skips, saying why, when that cannot
+// work here.
 func setup(t testing.TB, ctx context.Context) *env {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: loading images into the node's containerd (and the local cluster) needs root")
-	}
-	if kc := os.Getenv("KUBECONFIG"); kc != "" && kc != localKubeconfig {
-		e := &env{kubeconfig: kc, kubectlBin: filepath.Join(binDir(), "kubectl"),
-			containerd: os.Getenv("MESHINIT_E2E_CONTAINERD")}
-		if _, err := os.Stat(e.kubectlBin); err != nil {
-			if e.kubectlBin, err = exec.LookPath("kubectl"); err != nil {
-				t.Skip("skipped: no kubectl (run `make tools-cluster`)")
-			}
-		}
-		if e.containerd == "" {
-			e.containerd = "/run/containerd/containerd.sock"
-		}
-		if _, err := os.Stat(e.containerd); err != nil {
-			t.Skipf("skipped: KUBECONFIG=%s, but the images these tests build cannot be loaded: no containerd socket %s (set MESHINIT_E2E_CONTAINERD to the node's)", kc, e.containerd)
-		}
-		t.Logf("cluster: KUBECONFIG=%s, images loaded through %s", kc, e.containerd)
-		return e
-	}
-	var missing []string
-	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "kubectl"} {
-		if _, err := os.Stat(filepath.Join(binDir(), b)); err != nil {
-			missing = append(missing, b)
-		}
-	}
-	if len(missing) > 0 {
-		t.Skipf("skipped: %s missing in %s (run `make tools-cluster`)", strings.Join(missing, ", "), binDir())
-	}
-	for _, b := range []string{"containerd", "ctr", "runc"} {
-		if _, err := exec.LookPath(b); err != nil {
-			t.Skipf("skipped: %s is not installed (run `hack/install-debian-packages.sh --cluster`)", b)
-		}
-	}
 	began := time.Now()
-	c, err := cluster.Up(ctx, cluster.Options{Logf: t.Logf})
+	c, err := harness.FromEnv(ctx, t.Logf)
+	var unavailable *harness.Unavailable
+	if errors.As(err, &unavailable) {
+		t.Skip("skipped: " + unavailable.Reason)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("timing: cluster up %.1fs (reused: %v)", time.Since(began).Seconds(), c.Reused())
-	if !c.Reused() {
+	t.Logf("timing: cluster up %.1fs (started here: %v)", time.Since(began).Seconds(), c.StartedHere())
+	if c.StartedHere() {
 		t.Cleanup(func() {
 			began := time.Now()
 			if err := c.Down(context.Background()); err != nil {
@@ -93,63 +44,100 @@ func setup(t testing.TB, ctx context.Context) *env {
 			t.Logf("timing: cluster down %.1fs", time.Since(began).Seconds())
 		})
 	}
-	return &env{kubeconfig: c.Kubeconfig(), kubectlBin: filepath.Join(c.Options().BinDir, "kubectl"), containerd: localContainerd}
-}
-
-// kubectl runs kubectl with stdin (may be empty) and returns its standard
-// output; a failure's error holds the standard error.
-func (e *env) kubectl(ctx context.Context, stdin string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, e.kubectlBin, append([]string{"--kubeconfig", e.kubeconfig}, args...)...)
-	if stdin != "" {
-		cmd.Stdin = strings.NewReader(stdin)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	imgs, err := c.LoadImages(ctx, t.TempDir(), t.Logf)
 	if err != nil {
-		return string(out), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		t.Fatal(err)
 	}
-	return strings.TrimSpace(string(out)), nil
+	return &env{Cluster: c, images: imgs}
 }
 
 // must is kubectl that fails the test on error.
 func (e *env) must(t testing.TB, ctx context.Context, args ...string) string {
 	t.Helper()
-	out, err := e.kubectl(ctx, "", args...)
+	out, err := e.Kubectl(ctx, "", args...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
 }
 
-// apply applies manifests from stdin (server-side), failing the test on error.
+// apply applies manifests server-side, failing the test on error.
 func (e *env) apply(t testing.TB, ctx context.Context, manifests string, args ...string) string {
 	t.Helper()
-	out, err := e.kubectl(ctx, manifests, append([]string{"apply", "--server-side", "--force-conflicts", "--field-manager", "meshinit-e2e", "-f", "-"}, args...)...)
+	out, err := e.Apply(ctx, manifests, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
 }
 
-// loadImage imports an OCI archive into the node's containerd.
-func (e *env) loadImage(ctx context.Context, archive string) error {
-	out, err := exec.CommandContext(ctx, "ctr", "--address", e.containerd, "-n", "k8s.io", "images", "import", archive).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("ctr images import %s: %w: %s", archive, err, out)
+// install is helm upgrade --install with vals, failing the test on error.
+func (e *env) install(t testing.TB, ctx context.Context, vals map[string]any) {
+	t.Helper()
+	if err := e.Install(ctx, vals); err != nil {
+		t.Fatal(err)
 	}
-	return nil
+}
+
+// uninstall is helm uninstall, failing the test on error.
+func (e *env) uninstall(t testing.TB, ctx context.Context) {
+	t.Helper()
+	if err := e.Uninstall(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ready waits for the pod to be Ready and returns its IP.
+func (e *env) ready(t testing.TB, ctx context.Context, ns, name string) string {
+	t.Helper()
+	ip, err := e.WaitReady(ctx, ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ip
+}
+
+// initContainers lists the names of a pod's init containers.
+func (e *env) initContainers(t testing.TB, ctx context.Context, ns, name string) []string {
+	t.Helper()
+	names, err := e.InitContainers(ctx, ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// dial returns the line addr answers a connection from a pod's container
+// with.
+func (e *env) dial(t testing.TB, ctx context.Context, ns, pod, container, addr string) string {
+	t.Helper()
+	line, err := e.Dial(ctx, ns, pod, container, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return line
+}
+
+// createNamespace creates a namespace with labels, deleted when the test
+// ends.
+func (e *env) createNamespace(t testing.TB, ctx context.Context, prefix string, labels map[string]string) string {
+	t.Helper()
+	name := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1e6)
+	e.apply(t, ctx, harness.Namespace(name, labels))
+	t.Cleanup(func() { _, _ = e.Kubectl(context.Background(), "", "delete", "namespace", name, "--wait=false") })
+	return name
 }
 
 // eventually calls f every second until it returns nil or timeout passes,
 // and returns its last error.
 func eventually(ctx context.Context, timeout time.Duration, f func() error) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
-			return err
-		}
-		time.Sleep(time.Second)
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(context.Context) (bool, error) {
+		last = f()
+		return last == nil, nil
+	})
+	if err != nil && last != nil {
+		return last
 	}
+	return err
 }

@@ -159,6 +159,9 @@ func (c *Cluster) Kubeconfig() string { return c.opts.kubeconfig() }
 // Options are the options the cluster runs with, defaults filled in.
 func (c *Cluster) Options() Options { return c.opts }
 
+// ContainerdSocket is the socket of the node's containerd.
+func (c *Cluster) ContainerdSocket() string { return c.opts.containerdSocket() }
+
 // Reused says whether Up found the cluster already running.
 func (c *Cluster) Reused() bool { return c.reused }
 

@@ -1,0 +1,226 @@
+// Command demo is `make demo`: meshinit at work on a real cluster, shown
+// step by step. As root it brings up the local single-node cluster
+// (e2e/cluster), builds meshinit's images as `make images` does and loads
+// them into the node, installs the chart with Helm, opts a namespace in and
+// shows what happened to a pod: the init container the webhook added, the
+// rules it programmed in the pod's network namespace, a request arriving at
+// the proxy with its original destination, and what
+// `kubectl apply --dry-run=server` shows (the injected pod, a policy
+// rejection). The cluster stays up for kubectl; `make demo-down` removes it.
+// Running it again reuses the cluster and starts the demo's pods afresh.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/meshinit/meshinit/e2e/cluster"
+	"github.com/meshinit/meshinit/e2e/harness"
+)
+
+// The demo's namespaces: the app's, opted in, and the client's, not.
+const (
+	appNS    = "demo"
+	clientNS = "demo-client"
+)
+
+var began = time.Now()
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "\ndemo failed: %v\n", err)
+		var unavailable *harness.Unavailable
+		if !errors.As(err, &unavailable) {
+			fmt.Fprintf(os.Stderr, "The cluster is left as it is for a look (KUBECONFIG=%s); `make demo-down` removes it.\n", "/var/lib/meshinit-e2e/kubeconfig")
+		}
+		os.Exit(1)
+	}
+}
+
+// step prints a progress line: the time since the start and what comes.
+func step(format string, args ...any) {
+	fmt.Printf("\n[%6.1fs] ==> %s\n", time.Since(began).Seconds(), fmt.Sprintf(format, args...))
+}
+
+// detail prints progress inside a step, indented.
+func detail(format string, args ...any) {
+	fmt.Printf("[%6.1fs]     %s\n", time.Since(began).Seconds(), fmt.Sprintf(format, args...))
+}
+
+// show prints a command a person could type and its output, indented.
+func show(command, output string) {
+	fmt.Printf("    $ %s\n", command)
+	for line := range strings.SplitSeq(strings.TrimRight(output, "\n"), "\n") {
+		fmt.Printf("      %s\n", line)
+	}
+}
+
+func run(ctx context.Context) error {
+	fmt.Printf("meshinit demo: a local Kubernetes %s cluster, meshinit's chart, and a pod whose TCP traffic goes through a proxy.\n", cluster.KubernetesVersion)
+
+	step("Bringing up the local single-node cluster (etcd, kube-apiserver, controller-manager, scheduler, kube-proxy, kubelet, containerd)")
+	c, err := harness.Local(ctx, detail)
+	if err != nil {
+		return err
+	}
+	detail("cluster ready: KUBECONFIG=%s", c.Kubeconfig)
+	kubectl := func(stdin string, args ...string) (string, error) { return c.Kubectl(ctx, stdin, args...) }
+
+	step("Building meshinit's images as `make images` does (redirector, webhook, test-app, test-proxy) and loading them into the node's containerd")
+	dir, err := os.MkdirTemp("", "meshinit-demo-images-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	imgs, err := c.LoadImages(ctx, dir, detail)
+	if err != nil {
+		return err
+	}
+
+	step("Installing the chart with its default values: helm upgrade --install meshinit charts/meshinit -n %s --create-namespace --wait", harness.ReleaseNamespace)
+	if err := c.Install(ctx, nil); err != nil {
+		return err
+	}
+	out, _ := kubectl("", "-n", harness.ReleaseNamespace, "get", "pods", "-l", harness.WebhookSelector)
+	show("kubectl -n "+harness.ReleaseNamespace+" get pods -l app.kubernetes.io/component=webhook", out)
+
+	step("helm test meshinit -n %s: the chart's own check, a pod in an opted-in namespace whose connection must reach its proxy", harness.ReleaseNamespace)
+	if err := c.HelmTest(ctx); err != nil {
+		return err
+	}
+	detail("passed")
+
+	step("Opting namespace %s in (label %s=enabled); %s is left alone", appNS, harness.InjectionLabel, clientNS)
+	if _, err := kubectl("", "delete", "namespace", appNS, clientNS, "--ignore-not-found", "--wait", "--timeout", "120s"); err != nil {
+		return err
+	}
+	for ns, labels := range map[string]map[string]string{appNS: {harness.InjectionLabel: "enabled"}, clientNS: nil} {
+		if _, err := c.Apply(ctx, harness.Namespace(ns, labels)); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("    $ kubectl create namespace %s && kubectl label namespace %s %s=enabled\n", appNS, appNS, harness.InjectionLabel)
+
+	step("Creating pod %s/app: the test app on :8080 and :8081, the test proxy as UID 1337 on 15001 (outbound) and 15006 (inbound); port 8081 excluded by annotation", appNS)
+	if _, err := kubectl(imgs.AppPod("app", nil, map[string]string{harness.ExcludeInbound: "8081"}), "-n", appNS, "create", "-f", "-"); err != nil {
+		return err
+	}
+	if _, err := kubectl(imgs.PlainPod("client", nil, nil), "-n", clientNS, "create", "-f", "-"); err != nil {
+		return err
+	}
+	appIP, err := c.WaitReady(ctx, appNS, "app")
+	if err != nil {
+		return err
+	}
+	clientIP, err := c.WaitReady(ctx, clientNS, "client")
+	if err != nil {
+		return err
+	}
+	detail("pod %s/app is Ready at %s; pod %s/client at %s", appNS, appIP, clientNS, clientIP)
+
+	step("The webhook added the init container %s; it ran to completion before the app started", harness.RedirectName)
+	out, err = kubectl("", "-n", appNS, "get", "pod", "app", "-o",
+		`jsonpath={range .spec.initContainers[*]}{.name}{"\n  image: "}{.image}{"\n  args:  "}{.args}{"\n  securityContext: "}{.securityContext}{"\n"}{end}`)
+	if err != nil {
+		return err
+	}
+	show("kubectl -n "+appNS+" get pod app -o jsonpath='{.spec.initContainers[*]}'", out)
+	out, _ = kubectl("", "-n", appNS, "get", "pod", "app", "-o",
+		`jsonpath={.status.initContainerStatuses[0].state.terminated.reason} (exit code {.status.initContainerStatuses[0].state.terminated.exitCode})`)
+	show("kubectl -n "+appNS+" get pod app -o jsonpath='{.status.initContainerStatuses[0].state.terminated}'", out)
+	out, _ = kubectl("", "-n", appNS, "logs", "app", "-c", harness.RedirectName)
+	show("kubectl -n "+appNS+" logs app -c "+harness.RedirectName, out)
+
+	step("The rules it programmed in the pod's network namespace, read from the node")
+	rules, err := c.NATRules(ctx, appNS, "app")
+	if err != nil {
+		return err
+	}
+	var meshinit []string
+	for line := range strings.SplitSeq(rules, "\n") {
+		if strings.Contains(line, "MESHINIT") {
+			meshinit = append(meshinit, line)
+		}
+	}
+	show("nsenter --net=/proc/<app's pid>/ns/net iptables-save -t nat | grep MESHINIT", strings.Join(meshinit, "\n"))
+
+	step("Traffic: connections answered by the test servers, which name themselves and the original destination they read with SO_ORIGINAL_DST")
+	for _, d := range []struct{ ns, pod, container, addr, what string }{
+		{clientNS, "client", "client", appIP + ":8080", "inbound to the app's port 8080: the inbound proxy answers, with the original destination"},
+		{clientNS, "client", "client", appIP + ":8081", "inbound to 8081, excluded by annotation: the app itself answers"},
+		{appNS, "app", "app", clientIP + ":8080", "outbound from the app: the outbound proxy answers, with where the app was going"},
+		{appNS, "app", "proxy-out", clientIP + ":8080", "outbound from the proxy's own UID 1337: not redirected, the client answers"},
+	} {
+		line, err := c.Dial(ctx, d.ns, d.pod, d.container, d.addr)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("    # %s\n", d.what)
+		show(fmt.Sprintf("kubectl -n %s exec %s -c %s -- testserver -dial %s", d.ns, d.pod, d.container, d.addr), line)
+	}
+
+	step("kubectl apply --dry-run=server: the API server runs the webhook and the policy and stores nothing")
+	out, err = kubectl(imgs.PlainPod("preview", nil, nil), "-n", appNS, "apply", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.initContainers[*].name}")
+	if err != nil {
+		return err
+	}
+	fmt.Println("    # a new pod in the opted-in namespace would get:")
+	show("kubectl -n "+appNS+" apply --dry-run=server -f pod.yaml -o jsonpath='{.spec.initContainers[*].name}'", out)
+	policy := harness.Manifest(map[string]any{
+		"apiVersion": "meshinit.io/v1alpha1", "kind": "RedirectPolicy",
+		"metadata": map[string]any{"name": "require-8080", "namespace": appNS},
+		"spec":     map[string]any{"requiredInboundPorts": []int{8080}},
+	})
+	if _, err := c.Apply(ctx, policy); err != nil {
+		return err
+	}
+	fmt.Printf("    # RedirectPolicy %s/require-8080 requires inbound port 8080 to be intercepted; a Deployment excluding 8000-8090:\n", appNS)
+	deployment := harness.Manifest(map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "excludes-8080", "namespace": appNS},
+		"spec": map[string]any{
+			"selector": map[string]any{"matchLabels": map[string]string{"app": "excludes-8080"}},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]string{"app": "excludes-8080"}, "annotations": map[string]string{harness.ExcludeInbound: "8000-8090"}},
+				"spec":     map[string]any{"containers": []any{harness.Container("app", imgs.TestApp, nil)}},
+			},
+		},
+	})
+	// The API server's policy informer sees a new RedirectPolicy after a
+	// moment.
+	var rejection error
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if _, rejection = kubectl(deployment, "apply", "--dry-run=server", "-f", "-"); rejection != nil {
+			break
+		}
+	}
+	if rejection == nil {
+		return errors.New("the policy admitted a Deployment excluding the required port 8080")
+	}
+	msg := rejection.Error()
+	if i := strings.Index(msg, "Error from server"); i >= 0 {
+		msg = msg[i:] // what kubectl prints
+	}
+	show("kubectl apply --dry-run=server -f deployment.yaml", msg)
+
+	bin := filepath.Dir(c.KubectlBin)
+	fmt.Printf(`
+[%6.1fs] Done. The cluster keeps running; use it with:
+    export KUBECONFIG=%s PATH=%s:$PATH
+    kubectl get pods -A
+    kubectl -n %s describe pod app
+    kubectl -n %s logs app -c proxy-in
+Take it down (stops every component, removes its state and rules):
+    make demo-down
+`, time.Since(began).Seconds(), c.Kubeconfig, bin, appNS, appNS)
+	return nil
+}

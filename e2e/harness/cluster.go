@@ -1,0 +1,140 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/meshinit/meshinit/e2e/cluster"
+)
+
+// Cluster is the cluster to run on.
+type Cluster struct {
+	// Kubeconfig is the path of its kubeconfig.
+	Kubeconfig string
+	// KubectlBin is the kubectl that talks to it.
+	KubectlBin string
+	// Containerd is the socket of the node's containerd, where images are
+	// loaded.
+	Containerd string
+	// local is the local cluster, nil for one KUBECONFIG names.
+	local *cluster.Cluster
+}
+
+// Unavailable says why no cluster can run here (not root, binaries or
+// packages missing). Tests skip with it; the demo prints it.
+type Unavailable struct{ Reason string }
+
+func (u *Unavailable) Error() string { return u.Reason }
+
+// localKubeconfig is where the local cluster (cluster.Options' default
+// StateDir) keeps its kubeconfig.
+const localKubeconfig = "/var/lib/meshinit-e2e/kubeconfig"
+
+// BinDir is where `make tools-cluster` puts the cluster's binaries
+// (cluster.Options.BinDir's default).
+func BinDir() string {
+	cache := os.Getenv("MESHINIT_CACHE")
+	if cache == "" {
+		cache = "/var/cache/meshinit"
+	}
+	return filepath.Join(cache, "kubernetes-"+cluster.KubernetesVersion, "bin")
+}
+
+// FromEnv returns the cluster KUBECONFIG names (images are loaded through
+// the containerd socket MESHINIT_E2E_CONTAINERD, default
+// /run/containerd/containerd.sock, so it must be a node of that cluster),
+// or else brings up the local one (see Local).
+func FromEnv(ctx context.Context, logf func(string, ...any)) (*Cluster, error) {
+	if os.Geteuid() != 0 {
+		return nil, &Unavailable{"loading images into the node's containerd (and the local cluster) needs root"}
+	}
+	kc := os.Getenv("KUBECONFIG")
+	if kc == "" || kc == localKubeconfig {
+		return Local(ctx, logf)
+	}
+	c := &Cluster{Kubeconfig: kc, KubectlBin: filepath.Join(BinDir(), "kubectl"), Containerd: os.Getenv("MESHINIT_E2E_CONTAINERD")}
+	if _, err := os.Stat(c.KubectlBin); err != nil {
+		if c.KubectlBin, err = exec.LookPath("kubectl"); err != nil {
+			return nil, &Unavailable{"no kubectl (run `make tools-cluster`)"}
+		}
+	}
+	if c.Containerd == "" {
+		c.Containerd = "/run/containerd/containerd.sock"
+	}
+	if _, err := os.Stat(c.Containerd); err != nil {
+		return nil, &Unavailable{fmt.Sprintf("KUBECONFIG=%s, but the images cannot be loaded: no containerd socket %s (set MESHINIT_E2E_CONTAINERD to the node's)", kc, c.Containerd)}
+	}
+	logf("cluster: KUBECONFIG=%s, images loaded through %s", kc, c.Containerd)
+	return c, nil
+}
+
+// Local brings up the local cluster (e2e/cluster), or returns it if it is
+// already running.
+func Local(ctx context.Context, logf func(string, ...any)) (*Cluster, error) {
+	if os.Geteuid() != 0 {
+		return nil, &Unavailable{"the local cluster needs root"}
+	}
+	var missing []string
+	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "kubectl"} {
+		if _, err := os.Stat(filepath.Join(BinDir(), b)); err != nil {
+			missing = append(missing, b)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, &Unavailable{fmt.Sprintf("%s missing in %s (run `make tools-cluster`)", strings.Join(missing, ", "), BinDir())}
+	}
+	for _, b := range []string{"containerd", "ctr", "runc", "nsenter"} {
+		if _, err := exec.LookPath(b); err != nil {
+			return nil, &Unavailable{b + " is not installed (run `hack/install-debian-packages.sh --cluster`)"}
+		}
+	}
+	lc, err := cluster.Up(ctx, cluster.Options{Logf: logf})
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{
+		Kubeconfig: lc.Kubeconfig(),
+		KubectlBin: filepath.Join(lc.Options().BinDir, "kubectl"),
+		Containerd: lc.ContainerdSocket(),
+		local:      lc,
+	}, nil
+}
+
+// StartedHere says whether Local started the cluster (rather than finding
+// it running, or it being one KUBECONFIG names): only then should its
+// caller take it down.
+func (c *Cluster) StartedHere() bool { return c.local != nil && !c.local.Reused() }
+
+// Down takes the local cluster down.
+func (c *Cluster) Down(ctx context.Context) error {
+	if c.local == nil {
+		return errors.New("not the local cluster: not taking it down")
+	}
+	return c.local.Down(ctx)
+}
+
+// Kubectl runs kubectl with stdin (may be empty) and returns its standard
+// output, trimmed; a failure's error holds the standard error.
+func (c *Cluster) Kubectl(ctx context.Context, stdin string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, c.KubectlBin, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return strings.TrimSpace(string(out)), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// Apply applies manifests server-side.
+func (c *Cluster) Apply(ctx context.Context, manifests string, args ...string) (string, error) {
+	return c.Kubectl(ctx, manifests, append([]string{"apply", "--server-side", "--force-conflicts", "--field-manager", "meshinit-e2e", "-f", "-"}, args...)...)
+}

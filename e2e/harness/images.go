@@ -1,0 +1,58 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"runtime"
+	"time"
+
+	"github.com/meshinit/meshinit/internal/images"
+)
+
+// Images are the references of the images LoadImages loaded: `make
+// images`' references at the chart's appVersion, which are the chart's
+// default images, so the chart needs no image values.
+type Images struct {
+	Redirector, Webhook, TestApp, TestProxy string
+}
+
+// LoadImages builds meshinit's images for the host's architecture into dir
+// with internal/images (what `make images` runs) and imports them into the
+// node's containerd.
+func (c *Cluster) LoadImages(ctx context.Context, dir string, logf func(string, ...any)) (Images, error) {
+	began := time.Now()
+	archives, err := images.Build(ctx, images.Options{Archs: []string{runtime.GOARCH}, Out: dir})
+	if err != nil {
+		return Images{}, fmt.Errorf("building the images: %w", err)
+	}
+	refs := map[string]string{}
+	for _, a := range archives {
+		if a.Arch == "" {
+			continue // the index archive; the single-platform one is loaded
+		}
+		if err := c.LoadImage(ctx, a.File); err != nil {
+			return Images{}, err
+		}
+		refs[a.Image] = a.Ref
+		logf("image %s (%s) loaded", a.Ref, a.Digest)
+	}
+	imgs := Images{Redirector: refs["redirector"], Webhook: refs["webhook"], TestApp: refs["test-app"], TestProxy: refs["test-proxy"]}
+	for name, ref := range map[string]string{"redirector": imgs.Redirector, "webhook": imgs.Webhook, "test-app": imgs.TestApp, "test-proxy": imgs.TestProxy} {
+		if ref == "" {
+			return Images{}, fmt.Errorf("building the images: no %s archive for %s", name, runtime.GOARCH)
+		}
+	}
+	logf("images built and loaded in %.1fs", time.Since(began).Seconds())
+	return imgs, nil
+}
+
+// LoadImage imports an OCI archive into the node's containerd, where pods
+// find it by the name it was written with.
+func (c *Cluster) LoadImage(ctx context.Context, archive string) error {
+	out, err := exec.CommandContext(ctx, "ctr", "--address", c.Containerd, "-n", "k8s.io", "images", "import", archive).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("ctr images import %s: %w: %s", archive, err, out)
+	}
+	return nil
+}

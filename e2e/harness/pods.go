@@ -1,0 +1,135 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+)
+
+// Labels, annotations and names meshinit's users see (DESIGN.md).
+const (
+	InjectionLabel = "meshinit.io/injection"
+	InjectLabel    = "meshinit.io/inject"
+	RedirectName   = "meshinit-redirect"
+	ExcludeInbound = "traffic.meshinit.io/exclude-inbound-ports"
+	// testServer is the test images' program (internal/testproxy).
+	testServer = "/usr/local/bin/testserver"
+)
+
+// ProxyUser runs a container as the proxy UID and GID (the redirector's
+// default 1337), whose connections are not redirected.
+var ProxyUser = map[string]any{"runAsUser": 1337, "runAsGroup": 1337}
+
+// AppPod is a pod whose traffic a proxy handles: the test app listening on
+// 8080 and 8081, and the test proxy as two containers (UID 1337), one on
+// the outbound port 15001 and one on the inbound port 15006, each
+// answering with its name and the original destination.
+func (i Images) AppPod(name string, labels, annotations map[string]string) string {
+	return Pod(name, labels, annotations,
+		Container("app", i.TestApp, nil, "-listen", ":8080,:8081", "-name", "app"),
+		Container("proxy-out", i.TestProxy, ProxyUser, "-listen", ":15001", "-name", "proxy-out"),
+		Container("proxy-in", i.TestProxy, ProxyUser, "-listen", ":15006", "-name", "proxy-in"),
+	)
+}
+
+// PlainPod runs the test app alone, answering on 8080 as name: a client to
+// dial from, or a pod to see admitted or not.
+func (i Images) PlainPod(name string, labels, annotations map[string]string) string {
+	return Pod(name, labels, annotations, Container(name, i.TestApp, nil, "-listen", ":8080", "-name", name))
+}
+
+// Container is a container running image with args.
+func Container(name, image string, securityContext map[string]any, args ...string) map[string]any {
+	c := map[string]any{"name": name, "image": image, "imagePullPolicy": "IfNotPresent", "args": args}
+	if securityContext != nil {
+		c["securityContext"] = securityContext
+	}
+	return c
+}
+
+// Pod is a pod of containers that stops at once when deleted.
+func Pod(name string, labels, annotations map[string]string, containers ...map[string]any) string {
+	return Manifest(map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": name, "labels": labels, "annotations": annotations},
+		"spec":     map[string]any{"terminationGracePeriodSeconds": 1, "containers": containers},
+	})
+}
+
+// Manifest is o as JSON, which kubectl reads as YAML.
+func Manifest(o map[string]any) string {
+	b, err := json.Marshal(o)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// Namespace is a namespace's manifest.
+func Namespace(name string, labels map[string]string) string {
+	return Manifest(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name, "labels": labels}})
+}
+
+// WaitReady waits for a pod to be Ready and returns its IP. The error of
+// a pod that does not get Ready holds its status.
+func (c *Cluster) WaitReady(ctx context.Context, ns, name string) (string, error) {
+	if _, err := c.Kubectl(ctx, "", "-n", ns, "wait", "pod/"+name, "--for", "condition=Ready", "--timeout", "180s"); err != nil {
+		status, _ := c.Kubectl(ctx, "", "-n", ns, "get", "pod", name, "-o", "jsonpath={.status}")
+		return "", fmt.Errorf("%w\nstatus: %s", err, status)
+	}
+	return c.Kubectl(ctx, "", "-n", ns, "get", "pod", name, "-o", "jsonpath={.status.podIP}")
+}
+
+// InitContainers lists the names of a pod's init containers.
+func (c *Cluster) InitContainers(ctx context.Context, ns, name string) ([]string, error) {
+	out, err := c.Kubectl(ctx, "", "-n", ns, "get", "pod", name, "-o", "jsonpath={.spec.initContainers[*].name}")
+	return strings.Fields(out), err
+}
+
+// Dial connects from a container of a pod running a test image to addr and
+// returns the line it was answered with: a test server's name, and
+// "orig=<address>" when the connection was redirected to it.
+func (c *Cluster) Dial(ctx context.Context, ns, pod, container, addr string) (string, error) {
+	out, err := c.Kubectl(ctx, "", "-n", ns, "exec", pod, "-c", container, "--", testServer, "-dial", addr, "-timeout", "20s")
+	if err != nil {
+		return "", fmt.Errorf("dial %s from %s/%s: %w", addr, pod, container, err)
+	}
+	return out, nil
+}
+
+// NATRules is the nat table of a pod's network namespace
+// (`iptables-save -t nat` there, nft or legacy, whichever holds meshinit's
+// chains), read from the node: the local cluster only.
+func (c *Cluster) NATRules(ctx context.Context, ns, pod string) (string, error) {
+	if c.local == nil {
+		return "", fmt.Errorf("reading pod %s/%s's rules needs the node: only on the local cluster", ns, pod)
+	}
+	id, err := c.Kubectl(ctx, "", "-n", ns, "get", "pod", pod, "-o", "jsonpath={.status.containerStatuses[0].containerID}")
+	if err != nil {
+		return "", err
+	}
+	id = strings.TrimPrefix(id, "containerd://")
+	pid, err := exec.CommandContext(ctx, "ctr", "--address", c.Containerd, "-n", "k8s.io", "task", "ls").Output()
+	if err != nil {
+		return "", fmt.Errorf("ctr task ls: %w", err)
+	}
+	for line := range strings.SplitSeq(string(pid), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == id {
+			// The redirector chose nft unless legacy tables held rules.
+			var out []byte
+			for _, save := range []string{"iptables-nft-save", "iptables-legacy-save"} {
+				out, err = exec.CommandContext(ctx, "nsenter", "--net=/proc/"+f[1]+"/ns/net", save, "-t", "nat").CombinedOutput()
+				if err != nil {
+					return "", fmt.Errorf("%s in pod %s/%s: %w: %s", save, ns, pod, err, out)
+				}
+				if strings.Contains(string(out), "MESHINIT") {
+					break
+				}
+			}
+			return string(out), nil
+		}
+	}
+	return "", fmt.Errorf("no running task for pod %s/%s's container %s", ns, pod, id)
+}
