@@ -18,6 +18,7 @@ func TestSchemaRejects(t *testing.T) {
 		{"replicas negative", map[string]any{"webhook": map[string]any{"replicas": -1}}, []string{"/webhook/replicas", "minimum"}},
 		{"replicas a string", map[string]any{"webhook": map[string]any{"replicas": "two"}}, []string{"/webhook/replicas", "integer"}},
 		{"failurePolicy", map[string]any{"webhook": map[string]any{"failurePolicy": "Deny"}}, []string{"/webhook/failurePolicy", "Fail", "Ignore"}},
+		{"reinvocationPolicy", map[string]any{"webhook": map[string]any{"reinvocationPolicy": "Always"}}, []string{"/webhook/reinvocationPolicy", "IfNeeded", "Never"}},
 		{"timeoutSeconds too long", map[string]any{"webhook": map[string]any{"timeoutSeconds": 31}}, []string{"/webhook/timeoutSeconds", "maximum"}},
 		{"tls version", map[string]any{"webhook": map[string]any{"tlsMinVersion": "1.1"}}, []string{"/webhook/tlsMinVersion"}},
 		{"shutdownDelay not a duration", map[string]any{"webhook": map[string]any{"shutdownDelay": "5 seconds"}}, []string{"/webhook/shutdownDelay"}},
