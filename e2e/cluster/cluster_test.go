@@ -62,21 +62,15 @@ func TestLocalCluster(t *testing.T) {
 		}
 	})
 
-	// Images built here, loaded without a registry.
-	images := t.TempDir()
+	// An image built here, loaded without a registry: the test server,
+	// which is also a client with -dial.
 	server := "localhost/meshinit-e2e/testserver:test"
-	dial := "localhost/meshinit-e2e/dial:test"
-	for ref, pkg := range map[string]string{
-		server: "github.com/meshinit/meshinit/internal/testproxy/cmd/testserver",
-		dial:   "github.com/meshinit/meshinit/e2e/cmd/dial",
-	} {
-		archive := filepath.Join(images, filepath.Base(pkg)+".oci.tar")
-		if err := BuildGoImage(ctx, GoImage{Package: pkg, Ref: ref}, archive); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.LoadImage(ctx, archive); err != nil {
-			t.Fatal(err)
-		}
+	archive := filepath.Join(t.TempDir(), "testserver.oci.tar")
+	if err := BuildGoImage(ctx, GoImage{Package: "github.com/meshinit/meshinit/internal/testproxy/cmd/testserver", Ref: server}, archive); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.LoadImage(ctx, archive); err != nil {
+		t.Fatal(err)
 	}
 	ns := fmt.Sprintf("cluster-test-%d", time.Now().UnixNano()%1e6)
 	kubectl(t, "create", "namespace", ns)
@@ -97,11 +91,11 @@ func TestLocalCluster(t *testing.T) {
 	}
 
 	t.Run("another pod reaches it through its Service", func(t *testing.T) {
-		kubectl(t, "-n", ns, "run", "client", "--image", dial, "--image-pull-policy", "Never", "--restart", "Never",
-			"--", "-timeout", "60s", clusterIP+":80")
+		kubectl(t, "-n", ns, "run", "client", "--image", server, "--image-pull-policy", "Never", "--restart", "Never",
+			"--", "-dial", clusterIP+":80", "-timeout", "60s")
 		kubectl(t, "-n", ns, "wait", "pod/client", "--for", "jsonpath={.status.phase}=Succeeded", "--timeout", "90s")
-		if got := kubectl(t, "-n", ns, "logs", "client"); !strings.Contains(got, clusterIP+":80: server") {
-			t.Errorf("client's output %q does not name the server", got)
+		if got := strings.TrimSpace(kubectl(t, "-n", ns, "logs", "client")); got != "server" {
+			t.Errorf("client's output %q, want the server's name", got)
 		}
 	})
 
@@ -134,8 +128,8 @@ func TestLocalCluster(t *testing.T) {
 
 	t.Run("a pod reaches the API server through the kubernetes Service", func(t *testing.T) {
 		api := c.Options().ServiceCIDR.Addr().Next().String() + ":443"
-		kubectl(t, "-n", ns, "run", "api-client", "--image", dial, "--image-pull-policy", "Never", "--restart", "Never",
-			"--", "-timeout", "60s", "-connect", api)
+		kubectl(t, "-n", ns, "run", "api-client", "--image", server, "--image-pull-policy", "Never", "--restart", "Never",
+			"--", "-dial", api, "-connect", "-timeout", "60s")
 		kubectl(t, "-n", ns, "wait", "pod/api-client", "--for", "jsonpath={.status.phase}=Succeeded", "--timeout", "90s")
 	})
 

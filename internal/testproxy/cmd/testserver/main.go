@@ -29,9 +29,10 @@ func main() {
 	dial := flag.String("dial", "", "connect to this address, print the answer and exit instead of serving")
 	expect := flag.String("expect", "", "with -dial: exit 1 unless the answer starts with this")
 	timeout := flag.Duration("timeout", 5*time.Second, "with -dial: keep trying to connect and read an answer for this long")
+	connect := flag.Bool("connect", false, "with -dial: only connect, read no answer (a server that speaks first, e.g. TLS, is not one)")
 	flag.Parse()
 	if *dial != "" {
-		line, err := ask(*dial, *timeout)
+		line, err := ask(*dial, *timeout, *connect)
 		if err != nil {
 			log.Fatalf("dial %s: %v", *dial, err)
 		}
@@ -54,13 +55,23 @@ func main() {
 	<-sig
 }
 
-// ask asks addr for its line, retrying failed attempts until timeout.
-func ask(addr string, timeout time.Duration) (string, error) {
+// ask asks addr for its line ("connected" with connectOnly), retrying
+// failed attempts until timeout.
+func ask(addr string, timeout time.Duration, connectOnly bool) (string, error) {
 	deadline := time.Now().Add(timeout)
 	for {
-		line, err := testproxy.Ask(func() (net.Conn, error) {
-			return net.DialTimeout("tcp", addr, max(time.Until(deadline), time.Second))
-		})
+		dial := func() (net.Conn, error) { return net.DialTimeout("tcp", addr, max(time.Until(deadline), time.Second)) }
+		var line string
+		var err error
+		if connectOnly {
+			var c net.Conn
+			if c, err = dial(); err == nil {
+				line = "connected"
+				c.Close()
+			}
+		} else {
+			line, err = testproxy.Ask(dial)
+		}
 		if err == nil || time.Now().After(deadline) {
 			return line, err
 		}
