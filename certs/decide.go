@@ -110,14 +110,14 @@ func issue(s stored, d decision, now time.Time, dnsNames []string, caValidity, s
 	signer := s.signer
 	if d.newCA != "" {
 		var err error
-		if signer, err = newCA(now, caValidity); err != nil {
+		if signer, err = newCA(caCommonName(now), now, caValidity); err != nil {
 			return nil, err
 		}
 	}
 	serving := s.serving
 	if d.newServing != "" {
 		var err error
-		if serving, err = newServing(signer, dnsNames, now, servingValidity); err != nil {
+		if serving, err = newServing(signer, dnsNames, nil, now, servingValidity); err != nil {
 			return nil, err
 		}
 	}

@@ -16,5 +16,6 @@
 // every replica. What to issue and when to renew is decided by pure
 // functions of the stored certificates and the time (decide.go,
 // renewaltime.go, generate.go); secret.go, cabundle.go and certdir.go do the
-// reading and writing.
+// reading and writing. NewCA and CA.IssueServing expose the same issuing
+// code to tests and tools that need a throwaway CA and serving certificate.
 package certs

@@ -10,8 +10,45 @@ import (
 	"encoding/pem"
 	"fmt"
 	"math/big"
+	"net"
 	"time"
 )
+
+// CA is a certificate authority: a self-signed ECDSA P-256 CA certificate and
+// its key, issuing serving certificates. The self-managed mode issues its CAs
+// with the same code; NewCA and IssueServing are for tests and tools that
+// need a throwaway CA and a serving certificate signed by it.
+type CA struct{ kp *keyPair }
+
+// NewCA issues a self-signed CA certificate named commonName, valid from now
+// (not backdated) for validity, that signs only leaf certificates.
+func NewCA(commonName string, validity time.Duration, now time.Time) (*CA, error) {
+	kp, err := newCA(commonName, now, validity)
+	if err != nil {
+		return nil, err
+	}
+	return &CA{kp: kp}, nil
+}
+
+// Certificate is the CA's parsed certificate (for an x509.CertPool).
+func (ca *CA) Certificate() *x509.Certificate { return ca.kp.cert }
+
+// CertPEM is the CA's certificate in PEM (for a caBundle or ca.crt).
+func (ca *CA) CertPEM() []byte { return ca.kp.certPEM }
+
+// IssueServing issues a serving certificate (ECDSA P-256, server
+// authentication) for dnsNames and ips, at least one name or address in all,
+// signed by ca. It is valid from now for validity but never beyond the CA's
+// NotAfter, backdated by a tenth of validity, at most a minute. It returns the
+// certificate's PEM and its key's PEM (PKCS #8), as tls.crt and tls.key hold
+// them.
+func (ca *CA) IssueServing(dnsNames []string, ips []net.IP, validity time.Duration, now time.Time) (certPEM, keyPEM []byte, err error) {
+	kp, err := newServing(ca.kp, dnsNames, ips, now, validity)
+	if err != nil {
+		return nil, nil, err
+	}
+	return kp.certPEM, kp.keyPEM, nil
+}
 
 // keyPair is a parsed certificate with its private key, and their PEM.
 type keyPair struct {
@@ -32,11 +69,17 @@ func backdate(validity time.Duration) time.Duration {
 	return min(maxBackdate, validity/10)
 }
 
-// newCA issues a self-signed CA certificate valid from now for validity.
+// caCommonName names the CA the self-managed mode issues at now.
+func caCommonName(now time.Time) string {
+	return fmt.Sprintf("meshinit-webhook-ca@%d", now.Unix())
+}
+
+// newCA issues a self-signed CA certificate named commonName, valid from now
+// for validity.
 // Unlike serving certificates it is not backdated: NotBefore is when it was
 // issued, which the propagation delay counts from. Only certificates it
 // signed are served, and (but at installation) only once it has propagated.
-func newCA(now time.Time, validity time.Duration) (*keyPair, error) {
+func newCA(commonName string, now time.Time, validity time.Duration) (*keyPair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("generating CA key: %w", err)
@@ -47,7 +90,7 @@ func newCA(now time.Time, validity time.Duration) (*keyPair, error) {
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: fmt.Sprintf("meshinit-webhook-ca@%d", now.Unix())},
+		Subject:               pkix.Name{CommonName: commonName},
 		NotBefore:             now,
 		NotAfter:              now.Add(validity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
@@ -58,11 +101,18 @@ func newCA(now time.Time, validity time.Duration) (*keyPair, error) {
 	return sign(tmpl, nil, key)
 }
 
-// newServing issues a serving certificate for dnsNames signed by ca, valid
-// from now for validity but never beyond ca's NotAfter.
-func newServing(ca *keyPair, dnsNames []string, now time.Time, validity time.Duration) (*keyPair, error) {
-	if len(dnsNames) == 0 {
-		return nil, fmt.Errorf("issuing serving certificate: no DNS names")
+// newServing issues a serving certificate for dnsNames and ips signed by ca,
+// valid from now for validity but never beyond ca's NotAfter. Its CommonName
+// is the first DNS name, else the first IP address.
+func newServing(ca *keyPair, dnsNames []string, ips []net.IP, now time.Time, validity time.Duration) (*keyPair, error) {
+	var commonName string
+	switch {
+	case len(dnsNames) > 0:
+		commonName = dnsNames[0]
+	case len(ips) > 0:
+		commonName = ips[0].String()
+	default:
+		return nil, fmt.Errorf("issuing serving certificate: no DNS names or IP addresses")
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -78,8 +128,9 @@ func newServing(ca *keyPair, dnsNames []string, now time.Time, validity time.Dur
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: dnsNames[0]},
+		Subject:               pkix.Name{CommonName: commonName},
 		DNSNames:              dnsNames,
+		IPAddresses:           ips,
 		NotBefore:             now.Add(-backdate(validity)),
 		NotAfter:              notAfter,
 		KeyUsage:              x509.KeyUsageDigitalSignature,

@@ -2,6 +2,7 @@ package certs
 
 import (
 	"crypto/x509"
+	"net"
 	"slices"
 	"testing"
 	"time"
@@ -11,7 +12,7 @@ var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func mustCA(t *testing.T, now time.Time, validity time.Duration) *keyPair {
 	t.Helper()
-	ca, err := newCA(now, validity)
+	ca, err := newCA(caCommonName(now), now, validity)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +21,7 @@ func mustCA(t *testing.T, now time.Time, validity time.Duration) *keyPair {
 
 func mustServing(t *testing.T, ca *keyPair, names []string, now time.Time, validity time.Duration) *keyPair {
 	t.Helper()
-	kp, err := newServing(ca, names, now, validity)
+	kp, err := newServing(ca, names, nil, now, validity)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,8 +98,62 @@ func TestNewServing(t *testing.T) {
 			}
 		})
 	}
-	if _, err := newServing(ca, nil, t0, time.Hour); err == nil {
-		t.Error("issued a serving certificate without DNS names")
+	if _, err := newServing(ca, nil, nil, t0, time.Hour); err == nil {
+		t.Error("issued a serving certificate without DNS names or IP addresses")
+	}
+}
+
+func TestIssueServing(t *testing.T) {
+	ca, err := NewCA("test CA", 2*time.Hour, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := ca.Certificate(); c.Subject.CommonName != "test CA" || !c.IsCA || !c.NotAfter.Equal(t0.Add(2*time.Hour)) {
+		t.Errorf("CA %q IsCA=%v NotAfter %s, want \"test CA\", a CA, %s", c.Subject.CommonName, c.IsCA, c.NotAfter, t0.Add(2*time.Hour))
+	}
+	if cas, err := parseCertsPEM(ca.CertPEM()); err != nil || len(cas) != 1 || !cas[0].Equal(ca.Certificate()) {
+		t.Errorf("CertPEM holds %d certificates (%v), want the CA's", len(cas), err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.Certificate())
+	ips := []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+	for _, tc := range []struct {
+		name     string
+		dnsNames []string
+		ips      []net.IP
+		wantCN   string
+	}{
+		{"DNS names and IP addresses", []string{"localhost"}, ips, "localhost"},
+		{"IP addresses only", nil, ips[:1], "127.0.0.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			certPEM, keyPEM, err := ca.IssueServing(tc.dnsNames, tc.ips, time.Hour, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kp, err := parseKeyPair(keyTLSCert, certPEM, keyTLSKey, keyPEM)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kp.cert.Subject.CommonName != tc.wantCN {
+				t.Errorf("CommonName %q, want %q", kp.cert.Subject.CommonName, tc.wantCN)
+			}
+			hosts := append(slices.Clone(tc.dnsNames), "127.0.0.1")
+			if len(tc.ips) > 1 {
+				hosts = append(hosts, "::1")
+			}
+			for _, host := range hosts {
+				if _, err := kp.cert.Verify(x509.VerifyOptions{DNSName: host, Roots: roots, CurrentTime: t0}); err != nil {
+					t.Errorf("verifying for %s: %v", host, err)
+				}
+			}
+			if _, err := kp.cert.Verify(x509.VerifyOptions{DNSName: "10.0.0.1", Roots: roots, CurrentTime: t0}); err == nil {
+				t.Error("verified for an address it was not issued for")
+			}
+		})
+	}
+	if _, _, err := ca.IssueServing(nil, nil, time.Hour, t0); err == nil {
+		t.Error("issued a serving certificate for no name or address")
 	}
 }
 

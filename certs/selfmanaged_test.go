@@ -68,7 +68,7 @@ func TestSelfManagedReplicasShareOneSecret(t *testing.T) {
 
 	t.Run("a Secret updated elsewhere reaches both cert dirs", func(t *testing.T) {
 		s := parseStored(secret.Data)
-		renewed, err := newServing(s.signer, DNSNames(in.name+"-webhook", in.name), time.Now(), time.Hour)
+		renewed, err := newServing(s.signer, DNSNames(in.name+"-webhook", in.name), nil, time.Now(), time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,7 +31,7 @@ func testRotation(t *testing.T, c *cluster, mwcName string) {
 	}
 	cfg.ResourceVersion = current.ResourceVersion
 	for i := range cfg.Webhooks {
-		cfg.Webhooks[i].ClientConfig.CABundle = ca.pem
+		cfg.Webhooks[i].ClientConfig.CABundle = ca.CertPEM()
 	}
 	if _, err := mwcs.Update(ctx, cfg, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
