@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
+
+	"github.com/meshinit/meshinit/internal/poll"
 )
 
 func pairFiles(kp *keyPair) map[string][]byte {
@@ -109,16 +112,14 @@ func TestCertwatcherFollowsGenerations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			got, _ := cw.GetCertificate(nil)
-			if got != nil && bytes.Equal(got.Certificate[0], want.Certificate[0]) {
-				break
+		err = poll.Until(ctx, 20*time.Millisecond, 10*time.Second, func(context.Context) error {
+			if got, _ := cw.GetCertificate(nil); got == nil || !bytes.Equal(got.Certificate[0], want.Certificate[0]) {
+				return errors.New("certwatcher still serves the previous certificate")
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("generation %d: certwatcher still serves the previous certificate", i)
-			}
-			time.Sleep(20 * time.Millisecond)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("generation %d: %v", i, err)
 		}
 	}
 }

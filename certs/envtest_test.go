@@ -2,6 +2,7 @@ package certs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/meshinit/meshinit/internal/chart"
+	"github.com/meshinit/meshinit/internal/poll"
 )
 
 // The kube-apiserver and etcd all envtest tests of the package share,
@@ -170,10 +172,14 @@ func startReplicas(t *testing.T, providers ...*Provider) {
 // eventually polls cond every 100ms until it holds or timeout passes.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(timeout); !cond(); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", timeout, what)
+	err := poll.Until(context.Background(), 100*time.Millisecond, timeout, func(context.Context) error {
+		if !cond() {
+			return errors.New(what)
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("after %s: %v", timeout, err)
 	}
 }
 

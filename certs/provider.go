@@ -10,9 +10,10 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/meshinit/meshinit/internal/poll"
 )
 
 // Provider keeps the webhook server's cert dir supplied with a serving
@@ -75,20 +76,17 @@ var scheme = func() *runtime.Scheme {
 // Setup returns once the cert dir holds a usable certificate, retrying for
 // up to StartupTimeout; then it returns the last reason it was not usable.
 func (p *Provider) Setup(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, p.opts.StartupTimeout)
-	defer cancel()
-	var last error
-	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-		last = p.mode.setup(ctx)
-		if last != nil {
-			p.opts.Log.V(1).Info("certificates not usable yet", "reason", last.Error())
+	err := poll.Until(ctx, time.Second, p.opts.StartupTimeout, func(ctx context.Context) error {
+		err := p.mode.setup(ctx)
+		if err != nil {
+			p.opts.Log.V(1).Info("certificates not usable yet", "reason", err.Error())
 		}
-		return last == nil, nil
+		return err
 	})
-	if last != nil {
-		return fmt.Errorf("certificates not usable after %s (--%s): %w", p.opts.StartupTimeout, flagStartupTimeout, last)
+	if err != nil {
+		return fmt.Errorf("certificates not usable after %s (--%s): %w", p.opts.StartupTimeout, flagStartupTimeout, err)
 	}
-	return err
+	return nil
 }
 
 // Start keeps the certificates usable until ctx ends (manager.Runnable).

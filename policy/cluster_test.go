@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/meshinit/meshinit/api/v1alpha1"
+	"github.com/meshinit/meshinit/internal/poll"
 )
 
 // A cluster is a kube-apiserver and etcd (controller-runtime envtest, from
@@ -193,19 +194,12 @@ func (c *cluster) applyPolicy(t *testing.T, ns, name string, spec v1alpha1.Redir
 	c.apply(t, redirectPolicy(ns, name, spec))
 }
 
-// eventually retries f until it returns nil or the timeout passes.
+// eventually retries f every 200ms until it returns nil or the timeout
+// passes, then fails with f's last error.
 func eventually(t *testing.T, timeout time.Duration, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %v", timeout, err)
-		}
-		time.Sleep(200 * time.Millisecond)
+	if err := poll.Until(context.Background(), 200*time.Millisecond, timeout, func(context.Context) error { return f() }); err != nil {
+		t.Fatalf("after %s: %v", timeout, err)
 	}
 }
 

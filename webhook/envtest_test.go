@@ -30,6 +30,7 @@ import (
 
 	"github.com/meshinit/meshinit/certs"
 	"github.com/meshinit/meshinit/internal/chart"
+	"github.com/meshinit/meshinit/internal/poll"
 	"github.com/meshinit/meshinit/webhook"
 )
 
@@ -193,21 +194,21 @@ func (c *cluster) serve(t *testing.T, port int, opts certs.Options, delay time.D
 		stop()
 		<-s.done
 	})
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		if code, _ := s.get("probes", "/readyz"); code == http.StatusOK {
-			return s
-		}
+	err := poll.Until(context.Background(), 200*time.Millisecond, 90*time.Second, func(context.Context) error {
 		select {
 		case err := <-s.done:
 			t.Fatalf("webhook.Serve returned before ready: %v", err)
-		case <-time.After(200 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			_, body := s.get("probes", "/readyz?verbose")
-			t.Fatalf("webhook not ready after 90s:\n%s", body)
+		if code, body := s.get("probes", "/readyz?verbose"); code != http.StatusOK {
+			return fmt.Errorf("/readyz: %d\n%s", code, body)
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("webhook not ready after 90s: %v", err)
 	}
+	return s
 }
 
 // get fetches path from the metrics or probes port.
@@ -281,19 +282,12 @@ func initContainerNames(p *corev1.Pod) []string {
 	return names
 }
 
-// waitUntil polls cond every 100ms until it holds or timeout passes.
+// waitUntil polls cond every 100ms until it holds or timeout passes, then
+// fails with cond's last error.
 func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %v", what, timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := poll.Until(context.Background(), 100*time.Millisecond, timeout, func(context.Context) error { return cond() }); err != nil {
+		t.Fatalf("%s: not within %s: %v", what, timeout, err)
 	}
 }
 

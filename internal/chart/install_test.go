@@ -23,6 +23,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/meshinit/meshinit/internal/poll"
 )
 
 const (
@@ -257,14 +259,8 @@ func decodeManifest(t *testing.T, manifest string) []*unstructured.Unstructured 
 	return objs
 }
 
-// eventually retries f for up to 30s until it returns nil.
+// eventually retries f every 200ms for up to 30s until it returns nil; it
+// returns f's last error.
 func eventually(f func() error) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := f()
-		if err == nil || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	return poll.Until(context.Background(), 200*time.Millisecond, 30*time.Second, func(context.Context) error { return f() })
 }

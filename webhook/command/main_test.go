@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/meshinit/meshinit/internal/chart"
+	"github.com/meshinit/meshinit/internal/poll"
 	"github.com/meshinit/meshinit/webhook"
 )
 
@@ -107,22 +108,24 @@ func TestMainAgainstAPIServer(t *testing.T) {
 			"--webhook-config-name=meshinit",
 		}, os.Stdout, os.Stderr)
 	}()
-	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probes))
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
+	err = poll.Until(ctx, 200*time.Millisecond, 90*time.Second, func(context.Context) error {
 		select {
 		case code := <-done:
 			t.Fatalf("Main exited with %d before ready", code)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("not ready within 90s")
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probes))
+		if err != nil {
+			return err
 		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/readyz: %s", resp.Status)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("not ready within 90s: %v", err)
 	}
 
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}}}

@@ -9,6 +9,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/x509"
 	_ "embed"
 	"encoding/json"
@@ -23,6 +24,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/meshinit/meshinit/internal/poll"
 )
 
 //go:embed pod.yaml
@@ -211,13 +214,15 @@ func start(kind, certDir string, pool *x509.CertPool) (*target, error) {
 		return nil, err
 	}
 	t := newTarget(kind, port, pool, cmd)
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if _, err := t.cpu(); err == nil {
-			return t, nil
-		}
+	err = poll.Until(context.Background(), 50*time.Millisecond, 30*time.Second, func(context.Context) error {
+		_, err := t.cpu()
+		return err
+	})
+	if err == nil {
+		return t, nil
 	}
 	_ = cmd.Process.Kill()
-	return nil, fmt.Errorf("the %s server did not answer within 30s:\n%s", kind, stderr.String())
+	return nil, fmt.Errorf("the %s server did not answer within 30s (%v):\n%s", kind, err, stderr.String())
 }
 
 // reviewBody is the AdmissionReview the API server would send for pod.yaml.

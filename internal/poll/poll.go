@@ -1,0 +1,27 @@
+// Package poll waits for a condition with
+// k8s.io/apimachinery/pkg/util/wait, keeping the reason the condition last
+// gave for not holding, so that whoever gives up can say why.
+package poll
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// Until calls cond at once and then every interval until it returns nil,
+// timeout passes or ctx ends (wait.PollUntilContextTimeout). It returns nil
+// once cond has returned nil; otherwise the last error cond returned. cond
+// gets a context that ends with the timeout.
+func Until(ctx context.Context, interval, timeout time.Duration, cond func(context.Context) error) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
+		last = cond(ctx)
+		return last == nil, nil
+	})
+	if err != nil && last != nil {
+		return last
+	}
+	return err
+}
