@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
-
 	"github.com/meshinit/meshinit/e2e/harness"
+	"github.com/meshinit/meshinit/internal/poll"
 )
 
 // env is the cluster the tests run on, with meshinit's images loaded;
@@ -131,13 +130,5 @@ func (e *env) createNamespace(t testing.TB, ctx context.Context, prefix string, 
 // eventually calls f every second until it returns nil or timeout passes,
 // and returns its last error.
 func eventually(ctx context.Context, timeout time.Duration, f func() error) error {
-	var last error
-	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(context.Context) (bool, error) {
-		last = f()
-		return last == nil, nil
-	})
-	if err != nil && last != nil {
-		return last
-	}
-	return err
+	return poll.Until(ctx, time.Second, timeout, func(context.Context) error { return f() })
 }

@@ -10,10 +10,10 @@ import (
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/storage/driver"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/meshinit/meshinit/internal/chart"
+	"github.com/meshinit/meshinit/internal/poll"
 )
 
 // The release the harness installs, as `helm install meshinit -n
@@ -82,29 +82,24 @@ func (c *Cluster) Install(ctx context.Context, vals map[string]any) error {
 // waitWebhookPods waits until the webhook has exactly as many pods as its
 // Deployment wants, all Ready.
 func (c *Cluster) waitWebhookPods(ctx context.Context) error {
-	var last error
-	err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := poll.Until(ctx, time.Second, 2*time.Minute, func(ctx context.Context) error {
 		want, err := c.Kubectl(ctx, "", "-n", ReleaseNamespace, "get", "deployment", WebhookName, "-o", "jsonpath={.spec.replicas}")
 		if err != nil {
-			last = err
-			return false, nil
+			return err
 		}
 		ready, err := c.Kubectl(ctx, "", "-n", ReleaseNamespace, "get", "pods", "-l", WebhookSelector,
 			"-o", `jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{" "}{end}`)
 		if err != nil {
-			last = err
-			return false, nil
+			return err
 		}
 		n, _ := strconv.Atoi(want)
-		states := strings.Fields(ready)
-		if len(states) != n || strings.Contains(ready, "False") {
-			last = fmt.Errorf("webhook pods Ready: %q, want %d pods, all True", states, n)
-			return false, nil
+		if states := strings.Fields(ready); len(states) != n || strings.Contains(ready, "False") {
+			return fmt.Errorf("webhook pods Ready: %q, want %d pods, all True", states, n)
 		}
-		return true, nil
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for the webhook's pods: %w (%v)", err, last)
+		return fmt.Errorf("waiting for the webhook's pods: %w", err)
 	}
 	return nil
 }

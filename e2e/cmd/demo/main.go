@@ -23,6 +23,7 @@ import (
 
 	"github.com/meshinit/meshinit/e2e/cluster"
 	"github.com/meshinit/meshinit/e2e/harness"
+	"github.com/meshinit/meshinit/internal/poll"
 )
 
 // The demo's namespaces: the app's, opted in, and the client's, not.
@@ -198,13 +199,13 @@ func run(ctx context.Context) error {
 	// The API server's policy informer sees a new RedirectPolicy after a
 	// moment.
 	var rejection error
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
-		if _, rejection = kubectl(deployment, "apply", "--dry-run=server", "-f", "-"); rejection != nil {
-			break
+	if err := poll.Until(ctx, time.Second, time.Minute, func(context.Context) error {
+		if _, rejection = kubectl(deployment, "apply", "--dry-run=server", "-f", "-"); rejection == nil {
+			return errors.New("the policy admitted a Deployment excluding the required port 8080")
 		}
-	}
-	if rejection == nil {
-		return errors.New("the policy admitted a Deployment excluding the required port 8080")
+		return nil
+	}); err != nil {
+		return err
 	}
 	msg := rejection.Error()
 	if i := strings.Index(msg, "Error from server"); i >= 0 {
