@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
+	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,36 +21,63 @@ type env struct {
 	images harness.Images
 }
 
+// shared is the one cluster and images every test and benchmark of the
+// package uses, set up by the first to ask (setup) and taken down by
+// TestMain if it was started here.
+var shared struct {
+	once sync.Once
+	env  *env
+	err  error
+}
+
+// sharedLog is where setting up and taking down the shared cluster logs:
+// it outlives the test that happened to set it up.
+var sharedLog = log.New(os.Stderr, "e2e: ", log.Ltime|log.Lmsgprefix)
+
 // setup returns the cluster KUBECONFIG names, or else brings up the local
-// one, which it takes down when the test ends unless it was running
-// before, and loads the images. It skips, saying why, when that cannot
-// work here.
+// one, with the images loaded; the first call sets it up for all. It skips,
+// saying why, when that cannot work here.
 func setup(t testing.TB, ctx context.Context) *env {
 	t.Helper()
-	began := time.Now()
-	c, err := harness.FromEnv(ctx, t.Logf)
+	shared.once.Do(func() {
+		began := time.Now()
+		c, err := harness.FromEnv(ctx, sharedLog.Printf)
+		if err != nil {
+			shared.err = err
+			return
+		}
+		shared.env = &env{Cluster: c}
+		sharedLog.Printf("timing: cluster up %.1fs (started here: %v)", time.Since(began).Seconds(), c.StartedHere())
+		dir, err := os.MkdirTemp("", "meshinit-e2e-images-")
+		if err != nil {
+			shared.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		shared.env.images, shared.err = c.LoadImages(ctx, dir, sharedLog.Printf)
+	})
 	var unavailable *harness.Unavailable
-	if errors.As(err, &unavailable) {
+	if errors.As(shared.err, &unavailable) {
 		t.Skip("skipped: " + unavailable.Reason)
 	}
-	if err != nil {
-		t.Fatal(err)
+	if shared.err != nil {
+		t.Fatal(shared.err)
 	}
-	t.Logf("timing: cluster up %.1fs (started here: %v)", time.Since(began).Seconds(), c.StartedHere())
-	if c.StartedHere() {
-		t.Cleanup(func() {
-			began := time.Now()
-			if err := c.Down(context.Background()); err != nil {
-				t.Errorf("cluster down: %v", err)
-			}
-			t.Logf("timing: cluster down %.1fs", time.Since(began).Seconds())
-		})
+	return shared.env
+}
+
+// TestMain takes the local cluster down after the tests if they started it.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if e := shared.env; e != nil && e.StartedHere() {
+		began := time.Now()
+		if err := e.Down(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, "cluster down:", err)
+			code = 1
+		}
+		sharedLog.Printf("timing: cluster down %.1fs", time.Since(began).Seconds())
 	}
-	imgs, err := c.LoadImages(ctx, t.TempDir(), t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &env{Cluster: c, images: imgs}
+	os.Exit(code)
 }
 
 // must is kubectl that fails the test on error.

@@ -110,6 +110,9 @@ func Local(ctx context.Context, logf func(string, ...any)) (*Cluster, error) {
 // caller take it down.
 func (c *Cluster) StartedHere() bool { return c.local != nil && !c.local.Reused() }
 
+// IsLocal says whether this is the local cluster.
+func (c *Cluster) IsLocal() bool { return c.local != nil }
+
 // Down takes the local cluster down.
 func (c *Cluster) Down(ctx context.Context) error {
 	if c.local == nil {
