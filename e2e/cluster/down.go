@@ -132,11 +132,19 @@ func removeIfExists(file string) error {
 // containerd offers no setting to move it.
 const cniResults = "/var/lib/cni/results"
 
-// removeCNICache removes libcni's cache of the cluster's network.
+// removeCNICache removes libcni's cache of the cluster's network and the
+// loopback results of the same containers, which down removes by container
+// id too, but cannot list once containerd is gone (a down interrupted
+// after stopping it).
 func removeCNICache(o *Options) error {
 	files, _ := filepath.Glob(filepath.Join(cniResults, o.Name+"-*"))
 	var errs []error
 	for _, f := range files {
+		// <network>-<64 hex digit container id>-<interface>
+		rest := strings.TrimPrefix(filepath.Base(f), o.Name+"-")
+		if id, _, ok := strings.Cut(rest, "-"); ok && len(id) == 64 {
+			errs = append(errs, removeIfExists(filepath.Join(cniResults, "cni-loopback-"+id+"-lo")))
+		}
 		errs = append(errs, removeIfExists(f))
 	}
 	return errors.Join(errs...)
