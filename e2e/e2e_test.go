@@ -200,24 +200,9 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	timed("the policy rejects a Deployment excluding a required port, with its message", func(t *testing.T) {
-		e.apply(t, ctx, harness.Manifest(map[string]any{
-			"apiVersion": "meshinit.io/v1alpha1", "kind": "RedirectPolicy",
-			"metadata": map[string]any{"name": "require-8080", "namespace": labelled},
-			"spec":     map[string]any{"requiredInboundPorts": []int{8080}, "interception": "AllowOptOut"},
-		}))
+		e.apply(t, ctx, harness.RequiredInboundPortPolicy(labelled, "require-8080", 8080))
 		defer e.must(t, ctx, "-n", labelled, "delete", "redirectpolicy", "require-8080")
-		deployment := harness.Manifest(map[string]any{
-			"apiVersion": "apps/v1", "kind": "Deployment",
-			"metadata": map[string]any{"name": "excludes-8080", "namespace": labelled},
-			"spec": map[string]any{
-				"replicas": 1,
-				"selector": map[string]any{"matchLabels": map[string]string{"app": "excludes-8080"}},
-				"template": map[string]any{
-					"metadata": map[string]any{"labels": map[string]string{"app": "excludes-8080"}, "annotations": map[string]string{excludeInbound: "8000-8090"}},
-					"spec":     map[string]any{"containers": []any{harness.Container("app", img.TestApp, nil, "-listen", ":8080")}},
-				},
-			},
-		})
+		deployment := img.Deployment(labelled, "excludes-8080", map[string]string{excludeInbound: "8000-8090"})
 		want := "port 8080 is required by RedirectPolicy " + labelled + "/require-8080 and cannot be listed in " + excludeInbound
 		// The API server's policy informer sees a new RedirectPolicy after
 		// a moment.

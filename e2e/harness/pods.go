@@ -40,6 +40,35 @@ func (i Images) PlainPod(name string, labels, annotations map[string]string) str
 	return Pod(name, labels, annotations, Container(name, i.TestApp, nil, "-listen", ":8080", "-name", name))
 }
 
+// RequiredInboundPortPolicy is a RedirectPolicy in ns that requires
+// inbound port to be intercepted and lets pods opt out of injection
+// (AllowOptOut), the chart's default.
+func RequiredInboundPortPolicy(ns, name string, port int) string {
+	return Manifest(map[string]any{
+		"apiVersion": "meshinit.io/v1alpha1", "kind": "RedirectPolicy",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec":     map[string]any{"requiredInboundPorts": []int{port}, "interception": "AllowOptOut"},
+	})
+}
+
+// Deployment is a one-replica Deployment in ns of the test app on 8080,
+// its pod template annotated with annotations.
+func (i Images) Deployment(ns, name string, annotations map[string]string) string {
+	labels := map[string]string{"app": name}
+	return Manifest(map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec": map[string]any{
+			"replicas": 1,
+			"selector": map[string]any{"matchLabels": labels},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": labels, "annotations": annotations},
+				"spec":     map[string]any{"containers": []any{Container("app", i.TestApp, nil, "-listen", ":8080")}},
+			},
+		},
+	})
+}
+
 // Container is a container running image with args.
 func Container(name, image string, securityContext map[string]any, args ...string) map[string]any {
 	c := map[string]any{"name": name, "image": image, "imagePullPolicy": "IfNotPresent", "args": args}

@@ -176,26 +176,11 @@ func run(ctx context.Context) error {
 	}
 	fmt.Println("    # a new pod in the opted-in namespace would get:")
 	show("kubectl -n "+appNS+" apply --dry-run=server -f pod.yaml -o jsonpath='{.spec.initContainers[*].name}'", out)
-	policy := harness.Manifest(map[string]any{
-		"apiVersion": "meshinit.io/v1alpha1", "kind": "RedirectPolicy",
-		"metadata": map[string]any{"name": "require-8080", "namespace": appNS},
-		"spec":     map[string]any{"requiredInboundPorts": []int{8080}},
-	})
-	if _, err := c.Apply(ctx, policy); err != nil {
+	if _, err := c.Apply(ctx, harness.RequiredInboundPortPolicy(appNS, "require-8080", 8080)); err != nil {
 		return err
 	}
 	fmt.Printf("    # RedirectPolicy %s/require-8080 requires inbound port 8080 to be intercepted; a Deployment excluding 8000-8090:\n", appNS)
-	deployment := harness.Manifest(map[string]any{
-		"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{"name": "excludes-8080", "namespace": appNS},
-		"spec": map[string]any{
-			"selector": map[string]any{"matchLabels": map[string]string{"app": "excludes-8080"}},
-			"template": map[string]any{
-				"metadata": map[string]any{"labels": map[string]string{"app": "excludes-8080"}, "annotations": map[string]string{harness.ExcludeInbound: "8000-8090"}},
-				"spec":     map[string]any{"containers": []any{harness.Container("app", imgs.TestApp, nil)}},
-			},
-		},
-	})
+	deployment := imgs.Deployment(appNS, "excludes-8080", map[string]string{harness.ExcludeInbound: "8000-8090"})
 	// The API server's policy informer sees a new RedirectPolicy after a
 	// moment.
 	var rejection error
