@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -150,43 +152,104 @@ func TestLocalCluster(t *testing.T) {
 		return
 	}
 	t.Run("Down leaves nothing", func(t *testing.T) {
-		o := c.Options()
-		rec := c.rec
-		began := time.Now()
 		downed = true
-		if err := c.Down(ctx); err != nil {
+		downLeavesNothing(t, ctx, c)
+	})
+
+	t.Run("Down after containerd died leaves nothing either", func(t *testing.T) {
+		// containerd and the shims gone, the pods' processes live on: Down
+		// finds them through runc's state instead.
+		c, err := Up(ctx, opts)
+		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("timing: down %.1fs", time.Since(began).Seconds())
-		for _, p := range rec.Processes {
+		downed := false
+		t.Cleanup(func() {
+			if !downed {
+				_ = c.Down(context.Background())
+			}
+		})
+		if _, err := c.Kubectl(ctx, "run", "p", "--image", c.Options().SandboxImage, "--image-pull-policy", "Never"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Kubectl(ctx, "wait", "pod/p", "--for", "condition=Ready", "--timeout", "90s"); err != nil {
+			t.Fatal(err)
+		}
+		var pods []proc
+		tasks, err := run(ctx, "ctr", "--address", c.ContainerdSocket(), "-n", "k8s.io", "tasks", "ls")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.SplitSeq(string(tasks), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] != "TASK" {
+				pid, err := strconv.Atoi(f[1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				start, err := startTime(pid)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pods = append(pods, proc{Name: "task " + f[0], PID: pid, Start: start})
+			}
+		}
+		if len(pods) != 2 {
+			t.Fatalf("pod p's tasks (sandbox and container): %v, want 2", pods)
+		}
+		containerd, _ := c.rec.find("containerd")
+		if err := syscall.Kill(containerd.PID, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		downed = true
+		downLeavesNothing(t, ctx, c)
+		for _, p := range pods {
 			if p.alive() {
 				t.Errorf("%s (pid %d) still runs", p.Name, p.PID)
 			}
 		}
-		if left := processesNaming(o.StateDir); len(left) > 0 {
-			t.Errorf("processes naming %s still run: %v", o.StateDir, left)
-		}
-		if ok, err := hasAddress(ctx, &o); ok || err != nil {
-			t.Errorf("address %s still on lo (%v)", o.Address, err)
-		}
-		if hasLink(o.Bridge) {
-			t.Errorf("bridge %s still exists", o.Bridge)
-		}
-		if _, err := os.Stat(o.StateDir); err == nil {
-			t.Errorf("%s still exists", o.StateDir)
-		}
-		if chains, err := kubeChains(ctx); err != nil || len(chains) > 0 {
-			t.Errorf("Kubernetes iptables chains left: %v (%v)", chains, err)
-		}
-		if now := readSysctls(); !maps.Equal(now, rec.Sysctls) {
-			t.Errorf("kernel settings not restored: now %v, before %v", now, rec.Sysctls)
-		}
-		for _, p := range rec.Created {
-			if _, err := os.Lstat(p); err == nil {
-				t.Errorf("%s, created by the cluster, still exists", p)
-			}
-		}
 	})
+}
+
+// downLeavesNothing takes c down and checks that none of its processes,
+// its address, bridge, state, iptables chains, kernel settings or the
+// paths it created are left.
+func downLeavesNothing(t *testing.T, ctx context.Context, c *Cluster) {
+	t.Helper()
+	o := c.Options()
+	rec := c.rec
+	began := time.Now()
+	if err := c.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("timing: down %.1fs", time.Since(began).Seconds())
+	for _, p := range rec.Processes {
+		if p.alive() {
+			t.Errorf("%s (pid %d) still runs", p.Name, p.PID)
+		}
+	}
+	if left := processesNaming(o.StateDir); len(left) > 0 {
+		t.Errorf("processes naming %s still run: %v", o.StateDir, left)
+	}
+	if ok, err := hasAddress(ctx, &o); ok || err != nil {
+		t.Errorf("address %s still on lo (%v)", o.Address, err)
+	}
+	if hasLink(o.Bridge) {
+		t.Errorf("bridge %s still exists", o.Bridge)
+	}
+	if _, err := os.Stat(o.StateDir); err == nil {
+		t.Errorf("%s still exists", o.StateDir)
+	}
+	if chains, err := kubeChains(ctx); err != nil || len(chains) > 0 {
+		t.Errorf("Kubernetes iptables chains left: %v (%v)", chains, err)
+	}
+	if now := readSysctls(); !maps.Equal(now, rec.Sysctls) {
+		t.Errorf("kernel settings not restored: now %v, before %v", now, rec.Sysctls)
+	}
+	for _, p := range rec.Created {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s, created by the cluster, still exists", p)
+		}
+	}
 }
 
 func skipUnlessRunnable(t *testing.T, opts Options) {

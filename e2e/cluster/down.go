@@ -41,6 +41,7 @@ func down(ctx context.Context, o *Options, rec *record) error {
 		keep(stopAll(named("kube-proxy", "containerd", "kube-apiserver")))
 		keep(stopAll(named("etcd")))
 		keep(stopAll(shimsOf(o.containerdSocket())))
+		containers = append(containers, killOrphans(ctx, o)...)
 		o.Logf("processes stopped (%.1fs)", time.Since(began).Seconds())
 		if _, ok := rec.find("kube-proxy"); ok {
 			_, err := run(ctx, o.bin("kube-proxy"), "--cleanup")
@@ -103,6 +104,29 @@ func removeContainers(ctx context.Context, o *Options, rec *record) []string {
 		if _, err := ctr("tasks", "rm", "-f", id); err != nil && !strings.Contains(err.Error(), "not found") {
 			o.Logf("removing container %s: %v", id, err)
 		}
+	}
+	return ids
+}
+
+// killOrphans force-deletes, through runc's state under StateDir, the
+// containers that outlived containerd and their shims (containerd died
+// before Down, so removeContainers found none to remove) and returns their
+// ids. With containerd alive to the end there are none.
+func killOrphans(ctx context.Context, o *Options) []string {
+	root := o.path("containerd", "runc", "k8s.io")
+	out, err := run(ctx, "runc", "--root", root, "list", "-q")
+	if err != nil {
+		o.Logf("listing containers left in %s: %v", root, err)
+		return nil
+	}
+	ids := strings.Fields(string(out))
+	for _, id := range ids {
+		if _, err := run(ctx, "runc", "--root", root, "delete", "--force", id); err != nil {
+			o.Logf("removing container %s left by containerd: %v", id, err)
+		}
+	}
+	if len(ids) > 0 {
+		o.Logf("%d containers outlived containerd: removed", len(ids))
 	}
 	return ids
 }
