@@ -52,8 +52,10 @@
 // Down stops the controllers and the kubelet, force-removes every
 // container through the cluster's containerd (nothing restarts them), then
 // stops the rest (SIGTERM, SIGKILL after 10 s: the API server can hang on
-// once etcd is gone), stops leftover shims, and removes the mounts, the
-// bridge, the address and the state directory. It stops only processes it
+// once etcd is gone), stops leftover shims, force-deletes through runc's
+// state any container that outlived containerd (if containerd died first,
+// nothing else knows them), and removes the mounts, the bridge, the address
+// and the state directory. It stops only processes it
 // recorded (by pid and start time) and shims serving its containerd.
 //
 // # DNS
