@@ -50,6 +50,7 @@ for name in "${bins[@]}"; do
 	*) pkg=k8s.io/kubernetes/cmd/$name ;;
 	esac
 	[[ -n "${ldflags:-}" ]] || ldflags=$(ldflags)
+	echo "$name: building $pkg (not cached yet: minutes, once per version)..." >&2
 	start=$SECONDS
 	tmp=$bin/.$name.tmp.$$ # renamed when complete: an interrupted build leaves no half binary
 	(cd "$tools" && GOWORK=off CGO_ENABLED=0 "$GO" build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$tmp" "$pkg")
