@@ -6,8 +6,10 @@
 // The tests run against the cluster KUBECONFIG names, or else bring up the
 // local single-node cluster (e2e/cluster) and take it down at the end unless
 // it was already running. They build meshinit's images as `make images` does
-// and load them into the node's containerd (MESHINIT_E2E_CONTAINERD for
-// another cluster's node), and install the chart with Helm's Go packages;
+// and load them into the node's containerd (for another cluster: push them
+// to the registry prefix MESHINIT_E2E_REGISTRY, or load them through the
+// node socket MESHINIT_E2E_CONTAINERD), and install the chart with Helm's Go
+// packages;
 // e2e/harness holds all of that, shared with `make demo`. They skip, saying
 // why, when not root or when the cluster's binaries or containerd are missing
 // (`make tools-cluster`, `hack/install-debian-packages.sh --cluster`).

@@ -19,8 +19,13 @@ type Cluster struct {
 	// KubectlBin is the kubectl that talks to it.
 	KubectlBin string
 	// Containerd is the socket of the node's containerd, where images are
-	// loaded.
+	// loaded, unless they are pushed to Registry.
 	Containerd string
+	// Registry is the registry prefix the images are pushed to, for a
+	// cluster whose nodes pull them; "" loads them through Containerd.
+	Registry string
+	// imageValues point the chart at the images in Registry.
+	imageValues map[string]any
 	// local is the local cluster, nil for one KUBECONFIG names.
 	local *cluster.Cluster
 }
@@ -45,29 +50,36 @@ func BinDir() string {
 	return filepath.Join(cache, "kubernetes-"+cluster.KubernetesVersion, "bin")
 }
 
-// FromEnv returns the cluster KUBECONFIG names (images are loaded through
-// the containerd socket MESHINIT_E2E_CONTAINERD, default
-// /run/containerd/containerd.sock, so it must be a node of that cluster),
-// or else brings up the local one (see Local).
+// FromEnv returns the cluster KUBECONFIG names, or else brings up the local
+// one (see Local). For another cluster the images are pushed to the
+// registry prefix MESHINIT_E2E_REGISTRY (e.g. registry.example/meshinit)
+// when it is set, else loaded through the containerd socket
+// MESHINIT_E2E_CONTAINERD (default /run/containerd/containerd.sock), which
+// must be a node of that cluster.
 func FromEnv(ctx context.Context, logf func(string, ...any)) (*Cluster, error) {
-	if os.Geteuid() != 0 {
-		return nil, &Unavailable{"loading images into the node's containerd (and the local cluster) needs root"}
-	}
 	kc := os.Getenv("KUBECONFIG")
 	if kc == "" || kc == localKubeconfig {
 		return Local(ctx, logf)
 	}
-	c := &Cluster{Kubeconfig: kc, KubectlBin: filepath.Join(BinDir(), "kubectl"), Containerd: os.Getenv("MESHINIT_E2E_CONTAINERD")}
+	c := &Cluster{Kubeconfig: kc, KubectlBin: filepath.Join(BinDir(), "kubectl"), Registry: os.Getenv("MESHINIT_E2E_REGISTRY")}
 	if _, err := os.Stat(c.KubectlBin); err != nil {
 		if c.KubectlBin, err = exec.LookPath("kubectl"); err != nil {
 			return nil, &Unavailable{"no kubectl (run `make tools-cluster`)"}
 		}
 	}
+	if c.Registry != "" {
+		logf("cluster: KUBECONFIG=%s, images pushed to %s", kc, c.Registry)
+		return c, nil
+	}
+	if os.Geteuid() != 0 {
+		return nil, &Unavailable{"loading images into the node's containerd needs root (or set MESHINIT_E2E_REGISTRY to a registry the cluster pulls from)"}
+	}
+	c.Containerd = os.Getenv("MESHINIT_E2E_CONTAINERD")
 	if c.Containerd == "" {
 		c.Containerd = "/run/containerd/containerd.sock"
 	}
 	if _, err := os.Stat(c.Containerd); err != nil {
-		return nil, &Unavailable{fmt.Sprintf("KUBECONFIG=%s, but the images cannot be loaded: no containerd socket %s (set MESHINIT_E2E_CONTAINERD to the node's)", kc, c.Containerd)}
+		return nil, &Unavailable{fmt.Sprintf("KUBECONFIG=%s, but the images cannot be loaded: no containerd socket %s (set MESHINIT_E2E_CONTAINERD to the node's, or MESHINIT_E2E_REGISTRY to a registry the cluster pulls from)", kc, c.Containerd)}
 	}
 	logf("cluster: KUBECONFIG=%s, images loaded through %s", kc, c.Containerd)
 	return c, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -56,6 +57,7 @@ func (c *Cluster) Install(ctx context.Context, vals map[string]any) error {
 	if err != nil {
 		return err
 	}
+	vals = merged(vals, c.imageValues)
 	history := action.NewHistory(cfg)
 	history.Max = 1
 	switch _, err := history.Run(Release); {
@@ -77,6 +79,24 @@ func (c *Cluster) Install(ctx context.Context, vals map[string]any) error {
 		}
 	}
 	return c.waitWebhookPods(ctx)
+}
+
+// merged is vals over base, recursively, without changing either.
+func merged(vals, base map[string]any) map[string]any {
+	out := maps.Clone(base)
+	if out == nil {
+		out = map[string]any{}
+	}
+	for k, v := range vals {
+		vm, vIsMap := v.(map[string]any)
+		bm, bIsMap := out[k].(map[string]any)
+		if vIsMap && bIsMap {
+			out[k] = merged(vm, bm)
+		} else {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // waitWebhookPods waits until the webhook has exactly as many pods as its

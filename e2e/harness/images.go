@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/meshinit/meshinit/internal/images"
@@ -19,10 +20,11 @@ type Images struct {
 
 // LoadImages builds meshinit's images for the host's architecture into dir
 // with internal/images (what `make images` runs) and imports them into the
-// node's containerd.
+// node's containerd, or pushes them to Registry and points the chart's
+// image values there.
 func (c *Cluster) LoadImages(ctx context.Context, dir string, logf func(string, ...any)) (Images, error) {
 	began := time.Now()
-	archives, err := images.Build(ctx, images.Options{Archs: []string{runtime.GOARCH}, Out: dir})
+	archives, err := images.Build(ctx, images.Options{Archs: []string{runtime.GOARCH}, Out: dir, Push: c.Registry})
 	if err != nil {
 		return Images{}, fmt.Errorf("building the images: %w", err)
 	}
@@ -31,11 +33,14 @@ func (c *Cluster) LoadImages(ctx context.Context, dir string, logf func(string, 
 		if a.Arch == "" {
 			continue // the index archive; the single-platform one is loaded
 		}
-		if err := c.LoadImage(ctx, a.File); err != nil {
+		ref := a.Ref
+		if c.Registry != "" {
+			ref = strings.TrimSuffix(c.Registry, "/") + "/" + a.Image + ref[strings.LastIndex(ref, ":"):]
+		} else if err := c.LoadImage(ctx, a.File); err != nil {
 			return Images{}, err
 		}
-		refs[a.Image] = a.Ref
-		logf("image %s (%s) loaded", a.Ref, a.Digest)
+		refs[a.Image] = ref
+		logf("image %s (%s) ready", ref, a.Digest)
 	}
 	imgs := Images{Redirector: refs["redirector"], Webhook: refs["webhook"], TestApp: refs["test-app"], TestProxy: refs["test-proxy"]}
 	for name, ref := range map[string]string{"redirector": imgs.Redirector, "webhook": imgs.Webhook, "test-app": imgs.TestApp, "test-proxy": imgs.TestProxy} {
@@ -43,7 +48,17 @@ func (c *Cluster) LoadImages(ctx context.Context, dir string, logf func(string, 
 			return Images{}, fmt.Errorf("building the images: no %s archive for %s", name, runtime.GOARCH)
 		}
 	}
-	logf("images built and loaded in %.1fs", time.Since(began).Seconds())
+	if c.Registry != "" {
+		// The tags are the chart's appVersion, its default.
+		repo := func(ref string) map[string]any {
+			return map[string]any{"repository": ref[:strings.LastIndex(ref, ":")]}
+		}
+		c.imageValues = map[string]any{
+			"webhook": map[string]any{"image": repo(imgs.Webhook), "inject": map[string]any{"image": repo(imgs.Redirector)}},
+			"tests":   map[string]any{"image": map[string]any{"app": repo(imgs.TestApp), "proxy": repo(imgs.TestProxy)}},
+		}
+	}
+	logf("images built and made available in %.1fs", time.Since(began).Seconds())
 	return imgs, nil
 }
 
