@@ -2,7 +2,6 @@ package certs
 
 import (
 	"flag"
-	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/meshinit/meshinit/internal/chart"
@@ -60,18 +58,11 @@ func renderCerts(t *testing.T, releaseName, ns string, values map[string]any) []
 		if !strings.Contains(path, "/templates/certs-") {
 			continue
 		}
-		dec := k8syaml.NewYAMLOrJSONDecoder(strings.NewReader(files[path]), 4096)
-		for {
-			var m map[string]any
-			if err := dec.Decode(&m); err == io.EOF {
-				break
-			} else if err != nil {
-				t.Fatalf("decoding %s: %v", path, err)
-			}
-			if len(m) > 0 {
-				objs = append(objs, &unstructured.Unstructured{Object: m})
-			}
+		decoded, err := chart.Decode(files[path])
+		if err != nil {
+			t.Fatalf("decoding %s: %v", path, err)
 		}
+		objs = append(objs, decoded...)
 	}
 	return objs
 }

@@ -4,7 +4,6 @@
 package chart
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -108,19 +107,29 @@ func Objects(opts Options, withTests bool) ([]*unstructured.Unstructured, error)
 	})
 	var objs []*unstructured.Unstructured
 	for _, p := range paths {
-		dec := yaml.NewYAMLOrJSONDecoder(bytes.NewBufferString(files[p]), 4096)
-		for {
-			var m map[string]any
-			if err := dec.Decode(&m); err == io.EOF {
-				break
-			} else if err != nil {
-				return nil, fmt.Errorf("decoding %s: %w", p, err)
-			}
-			if len(m) == 0 {
-				continue
-			}
+		decoded, err := Decode(files[p])
+		if err != nil {
+			return nil, fmt.Errorf("decoding %s: %w", p, err)
+		}
+		objs = append(objs, decoded...)
+	}
+	return objs, nil
+}
+
+// Decode decodes a stream of YAML (or JSON) manifests into objects,
+// skipping empty documents.
+func Decode(manifests string) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	dec := yaml.NewYAMLOrJSONDecoder(strings.NewReader(manifests), 4096)
+	for {
+		var m map[string]any
+		if err := dec.Decode(&m); err == io.EOF {
+			return objs, nil
+		} else if err != nil {
+			return nil, err
+		}
+		if len(m) > 0 {
 			objs = append(objs, &unstructured.Unstructured{Object: m})
 		}
 	}
-	return objs, nil
 }

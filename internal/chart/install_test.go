@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -243,18 +241,9 @@ func assertAdmissionObjects(t *testing.T, c client.Client, want bool) {
 
 func decodeManifest(t *testing.T, manifest string) []*unstructured.Unstructured {
 	t.Helper()
-	var objs []*unstructured.Unstructured
-	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewBufferString(manifest), 4096)
-	for {
-		var m map[string]any
-		if err := dec.Decode(&m); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if len(m) > 0 {
-			objs = append(objs, &unstructured.Unstructured{Object: m})
-		}
+	objs, err := Decode(manifest)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return objs
 }
