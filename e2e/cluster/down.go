@@ -53,7 +53,6 @@ func down(ctx context.Context, o *Options, rec *record) error {
 		}
 		for _, id := range containers {
 			keep(removeIfExists(shimSocket(o.containerdSocket(), "k8s.io", id)))
-			keep(removeIfExists(filepath.Join(cniResults, "cni-loopback-"+id+"-lo")))
 			keep(removePodCgroups(id))
 		}
 	}
@@ -157,9 +156,9 @@ func removeIfExists(file string) error {
 const cniResults = "/var/lib/cni/results"
 
 // removeCNICache removes libcni's cache of the cluster's network and the
-// loopback results of the same containers, which down removes by container
-// id too, but cannot list once containerd is gone (a down interrupted
-// after stopping it).
+// loopback results of the same sandboxes, found by the ids in the
+// network's results: containerd may be gone and unable to list them (a
+// Down interrupted after stopping it).
 func removeCNICache(o *Options) error {
 	files, _ := filepath.Glob(filepath.Join(cniResults, o.Name+"-*"))
 	var errs []error
