@@ -40,9 +40,9 @@ func (u *Unavailable) Error() string { return u.Reason }
 // StateDir) keeps its kubeconfig.
 const localKubeconfig = "/var/lib/meshinit-e2e/kubeconfig"
 
-// BinDir is where `make tools-cluster` puts the cluster's binaries
+// binDir is where `make tools-cluster` puts the cluster's binaries
 // (cluster.Options.BinDir's default).
-func BinDir() string {
+func binDir() string {
 	cache := os.Getenv("MESHINIT_CACHE")
 	if cache == "" {
 		cache = "/var/cache/meshinit"
@@ -61,7 +61,7 @@ func FromEnv(ctx context.Context, logf func(string, ...any)) (*Cluster, error) {
 	if kc == "" || kc == localKubeconfig {
 		return Local(ctx, logf)
 	}
-	c := &Cluster{Kubeconfig: kc, KubectlBin: filepath.Join(BinDir(), "kubectl"), Registry: os.Getenv("MESHINIT_E2E_REGISTRY")}
+	c := &Cluster{Kubeconfig: kc, KubectlBin: filepath.Join(binDir(), "kubectl"), Registry: os.Getenv("MESHINIT_E2E_REGISTRY")}
 	if _, err := os.Stat(c.KubectlBin); err != nil {
 		if c.KubectlBin, err = exec.LookPath("kubectl"); err != nil {
 			return nil, &Unavailable{"no kubectl (run `make tools-cluster`)"}
@@ -93,12 +93,12 @@ func Local(ctx context.Context, logf func(string, ...any)) (*Cluster, error) {
 	}
 	var missing []string
 	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "kubectl"} {
-		if _, err := os.Stat(filepath.Join(BinDir(), b)); err != nil {
+		if _, err := os.Stat(filepath.Join(binDir(), b)); err != nil {
 			missing = append(missing, b)
 		}
 	}
 	if len(missing) > 0 {
-		return nil, &Unavailable{fmt.Sprintf("%s missing in %s (run `make tools-cluster`)", strings.Join(missing, ", "), BinDir())}
+		return nil, &Unavailable{fmt.Sprintf("%s missing in %s (run `make tools-cluster`)", strings.Join(missing, ", "), binDir())}
 	}
 	for _, b := range []string{"containerd", "ctr", "runc", "nsenter"} {
 		if _, err := exec.LookPath(b); err != nil {

@@ -18,33 +18,33 @@ const (
 	testServer = "/usr/local/bin/testserver"
 )
 
-// ProxyUser runs a container as the proxy UID and GID (the redirector's
+// proxyUser runs a container as the proxy UID and GID (the redirector's
 // default 1337), whose connections are not redirected.
-var ProxyUser = map[string]any{"runAsUser": 1337, "runAsGroup": 1337}
+var proxyUser = map[string]any{"runAsUser": 1337, "runAsGroup": 1337}
 
 // AppPod is a pod whose traffic a proxy handles: the test app listening on
 // 8080 and 8081, and the test proxy as two containers (UID 1337), one on
 // the outbound port 15001 and one on the inbound port 15006, each
 // answering with its name and the original destination.
 func (i Images) AppPod(name string, labels, annotations map[string]string) string {
-	return Pod(name, labels, annotations,
-		Container("app", i.TestApp, nil, "-listen", ":8080,:8081", "-name", "app"),
-		Container("proxy-out", i.TestProxy, ProxyUser, "-listen", ":15001", "-name", "proxy-out"),
-		Container("proxy-in", i.TestProxy, ProxyUser, "-listen", ":15006", "-name", "proxy-in"),
+	return pod(name, labels, annotations,
+		container("app", i.TestApp, nil, "-listen", ":8080,:8081", "-name", "app"),
+		container("proxy-out", i.TestProxy, proxyUser, "-listen", ":15001", "-name", "proxy-out"),
+		container("proxy-in", i.TestProxy, proxyUser, "-listen", ":15006", "-name", "proxy-in"),
 	)
 }
 
 // PlainPod runs the test app alone, answering on 8080 as name: a client to
 // dial from, or a pod to see admitted or not.
 func (i Images) PlainPod(name string, labels, annotations map[string]string) string {
-	return Pod(name, labels, annotations, Container(name, i.TestApp, nil, "-listen", ":8080", "-name", name))
+	return pod(name, labels, annotations, container(name, i.TestApp, nil, "-listen", ":8080", "-name", name))
 }
 
 // RequiredInboundPortPolicy is a RedirectPolicy in ns that requires
 // inbound port to be intercepted and lets pods opt out of injection
 // (AllowOptOut), the chart's default.
 func RequiredInboundPortPolicy(ns, name string, port int) string {
-	return Manifest(map[string]any{
+	return manifest(map[string]any{
 		"apiVersion": "meshinit.io/v1alpha1", "kind": "RedirectPolicy",
 		"metadata": map[string]any{"name": name, "namespace": ns},
 		"spec":     map[string]any{"requiredInboundPorts": []int{port}, "interception": "AllowOptOut"},
@@ -55,7 +55,7 @@ func RequiredInboundPortPolicy(ns, name string, port int) string {
 // its pod template annotated with annotations.
 func (i Images) Deployment(ns, name string, annotations map[string]string) string {
 	labels := map[string]string{"app": name}
-	return Manifest(map[string]any{
+	return manifest(map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{"name": name, "namespace": ns},
 		"spec": map[string]any{
@@ -63,14 +63,14 @@ func (i Images) Deployment(ns, name string, annotations map[string]string) strin
 			"selector": map[string]any{"matchLabels": labels},
 			"template": map[string]any{
 				"metadata": map[string]any{"labels": labels, "annotations": annotations},
-				"spec":     map[string]any{"containers": []any{Container("app", i.TestApp, nil, "-listen", ":8080")}},
+				"spec":     map[string]any{"containers": []any{container("app", i.TestApp, nil, "-listen", ":8080")}},
 			},
 		},
 	})
 }
 
-// Container is a container running image with args.
-func Container(name, image string, securityContext map[string]any, args ...string) map[string]any {
+// container is a container running image with args.
+func container(name, image string, securityContext map[string]any, args ...string) map[string]any {
 	c := map[string]any{"name": name, "image": image, "imagePullPolicy": "IfNotPresent", "args": args}
 	if securityContext != nil {
 		c["securityContext"] = securityContext
@@ -78,17 +78,17 @@ func Container(name, image string, securityContext map[string]any, args ...strin
 	return c
 }
 
-// Pod is a pod of containers that stops at once when deleted.
-func Pod(name string, labels, annotations map[string]string, containers ...map[string]any) string {
-	return Manifest(map[string]any{
+// pod is a pod of containers that stops at once when deleted.
+func pod(name string, labels, annotations map[string]string, containers ...map[string]any) string {
+	return manifest(map[string]any{
 		"apiVersion": "v1", "kind": "Pod",
 		"metadata": map[string]any{"name": name, "labels": labels, "annotations": annotations},
 		"spec":     map[string]any{"terminationGracePeriodSeconds": 1, "containers": containers},
 	})
 }
 
-// Manifest is o as JSON, which kubectl reads as YAML.
-func Manifest(o map[string]any) string {
+// manifest is o as JSON, which kubectl reads as YAML.
+func manifest(o map[string]any) string {
 	b, err := json.Marshal(o)
 	if err != nil {
 		panic(err)
@@ -98,7 +98,7 @@ func Manifest(o map[string]any) string {
 
 // Namespace is a namespace's manifest.
 func Namespace(name string, labels map[string]string) string {
-	return Manifest(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name, "labels": labels}})
+	return manifest(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name, "labels": labels}})
 }
 
 // WaitReady waits for a pod to be Ready and returns its IP. The error of
