@@ -2,13 +2,10 @@ package webhook
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
-	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -89,15 +86,7 @@ func FuzzHandleRaw(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		h := testHandler(t, map[string]string{NamespaceLabel: "enabled"})
 		hook := &admission.Webhook{Handler: h}
-		req := httptest.NewRequest(http.MethodPost, "/inject", strings.NewReader(reviewBody(podRequest(string(raw)))))
-		req.Header.Set("Content-Type", "application/json")
-		rec := httptest.NewRecorder()
-		hook.ServeHTTP(rec, req)
-		var ar admissionv1.AdmissionReview
-		if err := json.Unmarshal(rec.Body.Bytes(), &ar); err != nil || ar.Response == nil {
-			t.Fatalf("response is not an AdmissionReview (%v): %s", err, rec.Body.String())
-		}
-		r := ar.Response
+		_, r, _ := serveReview(t, hook, "application/json", reviewBody(podRequest(string(raw))))
 		if !r.Allowed {
 			if r.Result == nil || r.Result.Message == "" || len(r.Patch) > 0 {
 				t.Fatalf("refusal without a message or with a patch: %+v", r)

@@ -68,15 +68,7 @@ func TestMalformedReviews(t *testing.T) {
 			if tc.contentType == "" {
 				tc.contentType = "application/json"
 			}
-			req := httptest.NewRequest(http.MethodPost, "/inject", strings.NewReader(tc.body))
-			req.Header.Set("Content-Type", tc.contentType)
-			rec := httptest.NewRecorder()
-			hook.ServeHTTP(rec, req)
-			var ar admissionv1.AdmissionReview
-			if err := json.Unmarshal(rec.Body.Bytes(), &ar); err != nil || ar.Response == nil {
-				t.Fatalf("response is not an AdmissionReview (%v): %s", err, rec.Body.String())
-			}
-			r := ar.Response
+			_, r, _ := serveReview(t, hook, tc.contentType, tc.body)
 			if r.Allowed || r.Result == nil || r.Result.Code != tc.code || !strings.Contains(r.Result.Message, tc.message) {
 				t.Errorf("response = allowed %v, result %+v; want code %d, message containing %q", r.Allowed, r.Result, tc.code, tc.message)
 			}
@@ -89,19 +81,28 @@ func TestMalformedReviews(t *testing.T) {
 
 func TestHandleOverHTTP(t *testing.T) {
 	hook := &admission.Webhook{Handler: testHandler(t, map[string]string{NamespaceLabel: "enabled"})}
-	req := httptest.NewRequest(http.MethodPost, "/inject", strings.NewReader(reviewBody(podRequest(plainPod))))
-	req.Header.Set("Content-Type", "application/json")
+	ar, r, raw := serveReview(t, hook, "application/json", reviewBody(podRequest(plainPod)))
+	if ar.Kind != "AdmissionReview" || r.UID != "u1" || !r.Allowed || r.PatchType == nil || *r.PatchType != admissionv1.PatchTypeJSONPatch ||
+		!bytes.Contains(r.Patch, []byte(`"name":"meshinit-redirect"`)) {
+		t.Errorf("response = %s", raw)
+	}
+}
+
+// serveReview posts body to hook as the API server does, with contentType, and
+// returns the AdmissionReview it answered, its response and the raw
+// answer; it fails the test if the answer is not an AdmissionReview with
+// a response.
+func serveReview(t testing.TB, hook *admission.Webhook, contentType, body string) (*admissionv1.AdmissionReview, *admissionv1.AdmissionResponse, string) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, "/inject", strings.NewReader(body))
+	req.Header.Set("Content-Type", contentType)
 	rec := httptest.NewRecorder()
 	hook.ServeHTTP(rec, req)
 	var ar admissionv1.AdmissionReview
-	if err := json.Unmarshal(rec.Body.Bytes(), &ar); err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal(rec.Body.Bytes(), &ar); err != nil || ar.Response == nil {
+		t.Fatalf("response is not an AdmissionReview (%v): %s", err, rec.Body.String())
 	}
-	r := ar.Response
-	if ar.Kind != "AdmissionReview" || r.UID != "u1" || !r.Allowed || r.PatchType == nil || *r.PatchType != admissionv1.PatchTypeJSONPatch ||
-		!bytes.Contains(r.Patch, []byte(`"name":"meshinit-redirect"`)) {
-		t.Errorf("response = %s", rec.Body.String())
-	}
+	return &ar, ar.Response, rec.Body.String()
 }
 
 func TestHandleNonCreateAndLookupErrors(t *testing.T) {
