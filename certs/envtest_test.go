@@ -94,9 +94,17 @@ func newInstall(t *testing.T, name string, values map[string]any) *install {
 			t.Fatalf("creating %s/%s from the chart: %v", o.GetKind(), o.GetName(), err)
 		}
 	}
-	if err := admin.Create(ctx, webhookConfig(t, name)); err != nil {
+	mwc := webhookConfig(t, name)
+	if err := admin.Create(ctx, mwc); err != nil {
 		t.Fatal(err)
 	}
+	// Its selectors match every opted-in namespace: it must not outlive the
+	// test and review another test's pods.
+	t.Cleanup(func() {
+		if err := admin.Delete(context.Background(), mwc); err != nil {
+			t.Errorf("deleting mutatingwebhookconfiguration %s: %v", name, err)
+		}
+	})
 	sa := "system:serviceaccount:" + name + ":" + name + "-webhook"
 	user, err := env.env.AddUser(envtest.User{Name: sa, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + name}}, nil)
 	if err != nil {
