@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
@@ -152,32 +151,19 @@ func TestSelfManagedSecretDeletedWhilePodsAreCreated(t *testing.T) {
 	}
 }
 
-// serveReviews starts controller-runtime's webhook server on certDir, as the
-// webhook command does, admitting every review at /review (counted), and
-// returns its address. Each response closes its connection.
+// serveReviews serves reviews at /review on certDir (serveWebhook),
+// admitting every one (counted), and returns the server's host:port. Each
+// response closes its connection.
 func serveReviews(t *testing.T, certDir string, reviewed *atomic.Int64) string {
 	t.Helper()
-	port := freePort(t)
-	srv := webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: certDir})
 	admit := &admission.Webhook{Handler: admission.HandlerFunc(func(context.Context, admission.Request) admission.Response {
 		reviewed.Add(1)
 		return admission.Allowed("")
 	})}
-	srv.Register("/review", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return serveWebhook(t, certDir, "/review", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "close")
 		admit.ServeHTTP(w, r)
 	}))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Start(ctx); err != nil {
-			t.Errorf("webhook server: %v", err)
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	eventually(t, 10*time.Second, "webhook server listening", func() bool { return srv.StartedChecker()(nil) == nil })
-	return "127.0.0.1:" + strconv.Itoa(port)
 }
 
 // balancer passes each TCP connection on to the next backend in turn, as
@@ -241,14 +227,4 @@ func (b *balancer) pass(c net.Conn) {
 	_, _ = io.Copy(c, up)
 	c.(*net.TCPConn).CloseWrite()
 	<-done
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
