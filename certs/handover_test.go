@@ -1,11 +1,21 @@
 package certs
 
 import (
+	"context"
 	"crypto/x509"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
 func TestSightings(t *testing.T) {
@@ -110,4 +120,102 @@ func commonNames(cs []*x509.Certificate) []string {
 		out = append(out, c.Subject.CommonName)
 	}
 	return out
+}
+
+// TestReconcileSecretReplaced walks one replica's reconcile through the
+// Secret being deleted, with a fake clock: the re-created Secret's
+// certificate is served only once its CA has been in the caBundle (of every
+// webhook) for the propagation delay, never while patching the caBundle
+// fails; the old CA stays in the caBundle until it retires.
+func TestReconcileSecretReplaced(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktesting.NewFakePassiveClock(t0)
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "meshinit"},
+		Webhooks:   []admissionregistrationv1.MutatingWebhook{{Name: "a"}, {Name: "b"}},
+	}
+	store := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cfg).Build()
+	patchFails := false
+	r := replica(interceptor.NewClient(store, interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if patchFails {
+				return errors.New("the API server is away")
+			}
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+	}), clk)
+	r.opts.WebhookConfigName, r.opts.CertDir, r.opts.ResyncPeriod = "meshinit", t.TempDir(), time.Minute
+
+	served := func() *x509.Certificate {
+		t.Helper()
+		cert, err := servedCert(r.opts.CertDir, clk.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cert
+	}
+	bundle := func() []*x509.Certificate {
+		t.Helper()
+		var got admissionregistrationv1.MutatingWebhookConfiguration
+		if err := store.Get(ctx, client.ObjectKeyFromObject(cfg), &got); err != nil {
+			t.Fatal(err)
+		}
+		inEvery, inAny := caBundleCAs(&got)
+		if len(inEvery) != len(inAny) {
+			t.Fatalf("the webhooks' caBundles differ: %d CAs in every one, %d in any", len(inEvery), len(inAny))
+		}
+		return inEvery
+	}
+	step := func(after time.Duration, wantErr string) time.Time {
+		t.Helper()
+		clk.SetTime(clk.Now().Add(after))
+		next, err := r.reconcile(ctx)
+		checkErr(t, "reconcile", err, wantErr)
+		return next
+	}
+
+	step(0, "")
+	old := served()
+	if b := bundle(); len(b) != 1 || old.CheckSignatureFrom(b[0]) != nil {
+		t.Fatalf("installed: caBundle of %d CAs does not hold the served certificate's", len(b))
+	}
+
+	if err := store.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secretKey.Namespace, Name: secretKey.Name}}); err != nil {
+		t.Fatal(err)
+	}
+	patchFails = true
+	step(time.Minute, "the API server is away")
+	if !served().Equal(old) || len(bundle()) != 1 {
+		t.Fatal("the re-created Secret's certificate is served though its CA could not be published")
+	}
+
+	patchFails = false
+	recheck := step(time.Minute, "")
+	published := clk.Now()
+	if !served().Equal(old) || len(bundle()) != 2 {
+		t.Fatalf("caBundle of %d CAs; the new certificate is served before its CA propagated", len(bundle()))
+	}
+	if propagated := published.Add(delay); recheck.After(propagated) {
+		t.Errorf("next reconcile at %s, after the new CA propagated at %s", recheck, propagated)
+	}
+
+	at := func(when time.Time, wantNew bool, wantCAs int) time.Time {
+		t.Helper()
+		recheck := step(when.Sub(clk.Now()), "")
+		if gotNew := !served().Equal(old); gotNew != wantNew || len(bundle()) != wantCAs {
+			t.Fatalf("%s after publishing: serving the new certificate %v, caBundle of %d CAs; want %v, %d", when.Sub(published), gotNew, len(bundle()), wantNew, wantCAs)
+		}
+		return recheck
+	}
+	at(published.Add(delay-time.Second), false, 2)
+	recheck = at(published.Add(delay), true, 2)
+	retire := published.Add(2*delay + time.Minute)
+	if recheck.After(retire) {
+		t.Errorf("next reconcile at %s, after the old CA retires at %s", recheck, retire)
+	}
+	at(retire.Add(-time.Second), true, 2)
+	at(retire, true, 1)
+	if b := bundle(); served().CheckSignatureFrom(b[0]) != nil {
+		t.Error("the CA left in the caBundle did not sign the served certificate")
+	}
 }
