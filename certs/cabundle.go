@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"slices"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,14 +31,18 @@ func (m *selfManaged) getWebhookConfig(ctx context.Context) (*admissionregistrat
 	return &cfg, nil
 }
 
-// publishCABundle writes bundle into the caBundle of every webhook of the
-// MutatingWebhookConfiguration, patching at the resourceVersion it read and
-// re-reading on conflict. It is a no-op when all of them hold it already.
-func (m *selfManaged) publishCABundle(ctx context.Context, bundle []byte) error {
+// publishCABundle writes the caBundle into every webhook of the
+// MutatingWebhookConfiguration: the Secret's CAs, and the CAs already
+// published that bundleFor keeps (see orphansRetireAt for retire). It
+// patches at the resourceVersion it read, re-reading on conflict, and does
+// nothing when every webhook holds that bundle already. It returns the CAs
+// then published in every webhook.
+func (m *selfManaged) publishCABundle(ctx context.Context, secretCAs []*x509.Certificate, now, retire time.Time) ([]*x509.Certificate, error) {
 	if m.opts.WebhookConfigName == "" {
-		return nil
+		return nil, nil
 	}
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	var published []*x509.Certificate
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cfg, err := m.getWebhookConfig(ctx)
 		if err != nil {
 			return err
@@ -45,16 +50,19 @@ func (m *selfManaged) publishCABundle(ctx context.Context, bundle []byte) error 
 		if cfg == nil {
 			return fmt.Errorf("mutatingwebhookconfiguration %s not found", m.opts.WebhookConfigName)
 		}
+		_, inAny := caBundleCAs(cfg)
+		bundle := bundleFor(secretCAs, inAny, now, retire)
 		orig := cfg.DeepCopy()
-		if !setCABundle(cfg, bundle) {
-			return nil
+		if setCABundle(cfg, encodeCertsPEM(bundle)) {
+			if err := m.client.Patch(ctx, cfg, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+				return fmt.Errorf("patching caBundle of mutatingwebhookconfiguration %s: %w", cfg.Name, err)
+			}
+			m.opts.Log.Info("patched caBundle", "mutatingWebhookConfiguration", cfg.Name, "webhooks", len(cfg.Webhooks), "cas", len(bundle))
 		}
-		if err := m.client.Patch(ctx, cfg, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-			return fmt.Errorf("patching caBundle of mutatingwebhookconfiguration %s: %w", cfg.Name, err)
-		}
-		m.opts.Log.Info("patched caBundle", "mutatingWebhookConfiguration", cfg.Name, "webhooks", len(cfg.Webhooks))
+		published, _ = caBundleCAs(cfg)
 		return nil
 	})
+	return published, err
 }
 
 // setCABundle sets bundle on every webhook of cfg and reports whether any
@@ -75,19 +83,39 @@ func setCABundle(cfg *admissionregistrationv1.MutatingWebhookConfiguration, bund
 // missing cfg publishes nothing; no configuration to keep (cfgName empty)
 // publishes everything.
 func publishedIn(cfgName string, cfg *admissionregistrationv1.MutatingWebhookConfiguration) func(ca *x509.Certificate) bool {
+	inEvery, _ := caBundleCAs(cfg)
 	return func(ca *x509.Certificate) bool {
-		if cfgName == "" {
+		switch {
+		case cfgName == "":
+			return true
+		case cfg == nil:
+			return false
+		case len(cfg.Webhooks) == 0:
 			return true
 		}
-		if cfg == nil {
-			return false
+		return slices.ContainsFunc(inEvery, ca.Equal)
+	}
+}
+
+// caBundleCAs are the certificates in the caBundle of every webhook of cfg
+// and those in the caBundle of any, in order of appearance. A caBundle that
+// does not parse holds none.
+func caBundleCAs(cfg *admissionregistrationv1.MutatingWebhookConfiguration) (inEvery, inAny []*x509.Certificate) {
+	if cfg == nil {
+		return nil, nil
+	}
+	for i, w := range cfg.Webhooks {
+		certs, _ := parseCertsPEM(w.ClientConfig.CABundle)
+		if i == 0 {
+			inEvery = certs
+		} else {
+			inEvery = slices.DeleteFunc(slices.Clone(inEvery), func(c *x509.Certificate) bool { return !slices.ContainsFunc(certs, c.Equal) })
 		}
-		for _, w := range cfg.Webhooks {
-			certs, err := parseCertsPEM(w.ClientConfig.CABundle)
-			if err != nil || !slices.ContainsFunc(certs, ca.Equal) {
-				return false
+		for _, c := range certs {
+			if !slices.ContainsFunc(inAny, c.Equal) {
+				inAny = append(inAny, c)
 			}
 		}
-		return true
 	}
+	return inEvery, inAny
 }

@@ -54,3 +54,20 @@ func TestPublishedIn(t *testing.T) {
 		}
 	}
 }
+
+func TestCABundleCAs(t *testing.T) {
+	a, b := mustCA(t, t0, caLife), mustCA(t, t0, caLife)
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{Webhooks: []admissionregistrationv1.MutatingWebhook{
+		{ClientConfig: admissionregistrationv1.WebhookClientConfig{CABundle: append(append([]byte{}, a.certPEM...), b.certPEM...)}},
+		{ClientConfig: admissionregistrationv1.WebhookClientConfig{CABundle: b.certPEM}},
+		{ClientConfig: admissionregistrationv1.WebhookClientConfig{CABundle: append(append([]byte{}, b.certPEM...), a.certPEM...)}},
+	}}
+	inEvery, inAny := caBundleCAs(cfg)
+	if len(inEvery) != 1 || !inEvery[0].Equal(b.cert) || len(inAny) != 2 || !inAny[0].Equal(a.cert) || !inAny[1].Equal(b.cert) {
+		t.Errorf("in every webhook %v, in any %v; want [b], [a b]", commonNames(inEvery), commonNames(inAny))
+	}
+	cfg.Webhooks[1].ClientConfig.CABundle = []byte("not PEM")
+	if inEvery, inAny := caBundleCAs(cfg); len(inEvery) != 0 || len(inAny) != 2 {
+		t.Errorf("with a caBundle that does not parse: in every webhook %d, in any %d; want 0 and 2", len(inEvery), len(inAny))
+	}
+}

@@ -101,18 +101,25 @@ func dirHolds(dir string, files map[string][]byte) (bool, error) {
 // checkCertDir reports whether dir serves a usable certificate at now: its
 // tls.crt and tls.key load as a pair and the certificate is valid.
 func checkCertDir(dir string, now time.Time) error {
+	_, err := servedCert(dir, now)
+	return err
+}
+
+// servedCert is the certificate dir serves, if usable at now (see
+// checkCertDir).
+func servedCert(dir string, now time.Time) (*x509.Certificate, error) {
 	certPath, keyPath := filepath.Join(dir, keyTLSCert), filepath.Join(dir, keyTLSKey)
 	pair, err := tls.LoadX509KeyPair(certPath, keyPath)
 	if err != nil {
-		return fmt.Errorf("loading %s and %s: %w", certPath, keyPath, err)
+		return nil, fmt.Errorf("loading %s and %s: %w", certPath, keyPath, err)
 	}
 	cert, err := x509.ParseCertificate(pair.Certificate[0])
 	if err != nil {
-		return fmt.Errorf("parsing %s: %w", certPath, err)
+		return nil, fmt.Errorf("parsing %s: %w", certPath, err)
 	}
 	if now.Before(cert.NotBefore) || !now.Before(cert.NotAfter) {
-		return fmt.Errorf("%s is valid from %s to %s, not now (%s)", certPath,
+		return nil, fmt.Errorf("%s is valid from %s to %s, not now (%s)", certPath,
 			cert.NotBefore.UTC().Format(time.RFC3339), cert.NotAfter.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 	}
-	return nil
+	return cert, nil
 }

@@ -2,6 +2,7 @@ package certs
 
 import (
 	"flag"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +12,9 @@ import (
 
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -46,7 +49,8 @@ func certsObjects(t *testing.T, values map[string]any) map[string]*unstructured.
 	return out
 }
 
-// renderCerts renders the chart's certs-*.yaml templates into objects.
+// renderCerts renders the chart's certs-*.yaml templates, and the policy
+// that confines the caBundle's writers, into objects.
 func renderCerts(t *testing.T, releaseName, ns string, values map[string]any) []*unstructured.Unstructured {
 	t.Helper()
 	files, err := chart.Render(chart.Options{ReleaseName: releaseName, Namespace: ns, Values: values})
@@ -55,7 +59,7 @@ func renderCerts(t *testing.T, releaseName, ns string, values map[string]any) []
 	}
 	var objs []*unstructured.Unstructured
 	for _, path := range keys(files) {
-		if !strings.Contains(path, "/templates/certs-") {
+		if !strings.Contains(path, "/templates/certs-") && !strings.HasSuffix(path, "/templates/webhook-cabundle-policy.yaml") {
 			continue
 		}
 		decoded, err := chart.Decode(files[path])
@@ -104,8 +108,8 @@ func TestChartSelfManagedRBAC(t *testing.T) {
 			t.Errorf("%s binds %+v to %+v, want %+v", k, b.RoleRef, b.Subjects, want)
 		}
 	}
-	if len(objs) != 4 {
-		t.Errorf("self-managed mode renders %d certs objects, want 4: %v", len(objs), keys(objs))
+	if len(objs) != 6 {
+		t.Errorf("self-managed mode renders %d certs objects, want 6 (RBAC, caBundle policy): %v", len(objs), keys(objs))
 	}
 }
 
@@ -189,14 +193,16 @@ func TestChartCertManagerIssuerRef(t *testing.T) {
 	if serving.Spec.Duration.Duration.String() != "720h0m0s" || serving.Spec.RenewBefore.Duration.String() != "240h0m0s" {
 		t.Errorf("duration %v renewBefore %v", serving.Spec.Duration, serving.Spec.RenewBefore)
 	}
-	if want := []string{"Certificate/meshinit-webhook", "Role/meshinit-webhook-certs", "RoleBinding/meshinit-webhook-certs"}; !slices.Equal(keys(objs), want) {
+	if want := []string{"Certificate/meshinit-webhook", "Role/meshinit-webhook-certs", "RoleBinding/meshinit-webhook-certs",
+		"ValidatingAdmissionPolicy/meshinit-webhook-cabundle", "ValidatingAdmissionPolicyBinding/meshinit-webhook-cabundle"}; !slices.Equal(keys(objs), want) {
 		t.Errorf("objects %v, want %v (no Issuers of the chart's own)", keys(objs), want)
 	}
 }
 
 func TestChartExistingSecret(t *testing.T) {
-	if objs := certsObjects(t, existingSecretValues); len(objs) != 0 {
-		t.Errorf("certs.existingSecret renders %v, want nothing", keys(objs))
+	want := []string{"ValidatingAdmissionPolicy/meshinit-webhook-cabundle", "ValidatingAdmissionPolicyBinding/meshinit-webhook-cabundle"}
+	if objs := certsObjects(t, existingSecretValues); !slices.Equal(keys(objs), want) {
+		t.Errorf("certs.existingSecret renders %v, want only the caBundle policy %v", keys(objs), want)
 	}
 }
 
@@ -296,5 +302,66 @@ func TestChartAnnotationsAndVolumes(t *testing.T) {
 		if len(vols) != 1 || len(mounts) != 1 || emptyDir != (mode == "self-managed") || mounts[0]["readOnly"] != (mode != "self-managed") {
 			t.Errorf("%s: volumes %v mounts %v", mode, vols, mounts)
 		}
+	}
+}
+
+// TestChartCABundlePolicy: the policy confines the webhook's ServiceAccount
+// in every mode and cert-manager's cainjector with certManager.enabled, and
+// compares every field of a MutatingWebhook but the caBundle, and the
+// metadata the API server does not keep: a field k8s.io/api adds fails here
+// until the policy compares it.
+func TestChartCABundlePolicy(t *testing.T) {
+	const webhookSA = "system:serviceaccount:meshinit-system:meshinit-webhook"
+	for _, tc := range []struct {
+		name   string
+		values map[string]any
+		users  string
+	}{
+		{"self-managed", nil, `["` + webhookSA + `"]`},
+		{"files", existingSecretValues, `["` + webhookSA + `"]`},
+		{"cert-manager", certManagerValues, `["` + webhookSA + `","system:serviceaccount:cert-manager:cert-manager-cainjector"]`},
+		{"cert-manager elsewhere", map[string]any{
+			"certManager": map[string]any{"enabled": true},
+			"certs":       map[string]any{"certManagerCAInjector": map[string]any{"namespace": "security", "name": "cm-cainjector"}},
+		}, `["` + webhookSA + `","system:serviceaccount:security:cm-cainjector"]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var vap admissionregistrationv1.ValidatingAdmissionPolicy
+			decode(t, certsObjects(t, tc.values)["ValidatingAdmissionPolicy/meshinit-webhook-cabundle"], &vap)
+			if got := vap.Spec.MatchConditions[0].Expression; got != "request.userInfo.username in "+tc.users {
+				t.Errorf("matchCondition %q, want the users %s", got, tc.users)
+			}
+			if *vap.Spec.FailurePolicy != admissionregistrationv1.Fail || vap.Spec.MatchConstraints.ResourceRules[0].ResourceNames[0] != "meshinit" {
+				t.Errorf("failurePolicy %s on %v, want Fail on meshinit", *vap.Spec.FailurePolicy, vap.Spec.MatchConstraints.ResourceRules)
+			}
+		})
+	}
+
+	var vap admissionregistrationv1.ValidatingAdmissionPolicy
+	decode(t, certsObjects(t, nil)["ValidatingAdmissionPolicy/meshinit-webhook-cabundle"], &vap)
+	var changed string
+	for _, v := range vap.Spec.Variables {
+		if v.Name == "changed" {
+			changed = v.Expression
+		}
+	}
+	compared := func(prefix string, typ reflect.Type, skip ...string) {
+		for i := range typ.NumField() {
+			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+			if name == "" || name == "-" || slices.Contains(skip, name) {
+				continue
+			}
+			if !strings.Contains(changed, prefix+name+" != ") && !strings.Contains(changed, prefix+name+") != ") {
+				t.Errorf("the policy does not compare %s%s", prefix, name)
+			}
+		}
+	}
+	compared("w.?", reflect.TypeFor[admissionregistrationv1.MutatingWebhook](), "clientConfig")
+	compared("w.clientConfig.?", reflect.TypeFor[admissionregistrationv1.WebhookClientConfig](), "caBundle")
+	// What the API server keeps, or what cannot change.
+	compared("object.metadata.?", reflect.TypeFor[metav1.ObjectMeta](), "name", "generateName", "namespace", "selfLink", "uid",
+		"resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields")
+	if typ := reflect.TypeFor[admissionregistrationv1.MutatingWebhookConfiguration](); typ.NumField() != 3 {
+		t.Errorf("MutatingWebhookConfiguration has %d fields; the policy knows of TypeMeta, ObjectMeta and webhooks", typ.NumField())
 	}
 }

@@ -5,7 +5,12 @@
 //     certificate for the webhook Service's DNS names live in one Secret all
 //     replicas share; each replica writes them into its cert dir, puts the
 //     CA into the MutatingWebhookConfiguration's caBundle and renews both
-//     while serving, a new CA overlapping the old one in the caBundle;
+//     while serving, a new CA overlapping the old one in the caBundle. The
+//     caBundle never loses a CA a replica may still serve: a Secret deleted
+//     or replaced under the replicas leaves the CAs already published in
+//     the caBundle next to the new one, each replica keeps its certificate
+//     until the new CA has propagated, and the old CAs leave afterwards
+//     (handover.go);
 //   - cert-manager: the chart's Issuer and Certificate (charts/meshinit,
 //     templates/certs-*.yaml) have cert-manager issue it and inject the CA;
 //     this package only checks at startup that the Certificate is Ready;

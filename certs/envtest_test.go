@@ -66,9 +66,10 @@ func apiServer(t *testing.T) *rest.Config {
 }
 
 // install is one installation of the chart's certs part in its own
-// namespace: the chart's certs RBAC and MutatingWebhookConfiguration, and the
-// webhook ServiceAccount's credentials the replicas use, so RBAC is tested
-// too.
+// namespace: the chart's certs RBAC, the ValidatingAdmissionPolicy that
+// confines the caBundle's writers, the MutatingWebhookConfiguration, and the
+// webhook ServiceAccount's credentials the replicas use, so RBAC and the
+// policy are tested too.
 type install struct {
 	admin     client.Client
 	name      string // release name = namespace = MutatingWebhookConfiguration
@@ -87,16 +88,24 @@ func newInstall(t *testing.T, name string, values map[string]any) *install {
 		t.Fatal(err)
 	}
 	for _, o := range renderCerts(t, name, name, values) {
-		if o.GroupVersionKind().Group != rbacv1.GroupName {
+		if g := o.GroupVersionKind().Group; g != rbacv1.GroupName && g != admissionregistrationv1.GroupName {
 			continue // cert-manager's objects: the tests install its CRDs later, if at all
 		}
 		if err := admin.Create(ctx, o); err != nil {
 			t.Fatalf("creating %s/%s from the chart: %v", o.GetKind(), o.GetName(), err)
 		}
 	}
-	if err := admin.Create(ctx, webhookConfig(t, name)); err != nil {
+	mwc := webhookConfig(t, name)
+	if err := admin.Create(ctx, mwc); err != nil {
 		t.Fatal(err)
 	}
+	// Its selectors match every opted-in namespace: it must not outlive the
+	// test and review another test's pods.
+	t.Cleanup(func() {
+		if err := admin.Delete(context.Background(), mwc); err != nil {
+			t.Errorf("deleting mutatingwebhookconfiguration %s: %v", name, err)
+		}
+	})
 	sa := "system:serviceaccount:" + name + ":" + name + "-webhook"
 	user, err := env.env.AddUser(envtest.User{Name: sa, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + name}}, nil)
 	if err != nil {

@@ -50,6 +50,21 @@ func (ca *CA) IssueServing(dnsNames []string, ips []net.IP, validity time.Durati
 	return kp.certPEM, kp.keyPEM, nil
 }
 
+// IssueClient issues a client certificate (ECDSA P-256, client
+// authentication) for commonName, signed by ca, as IssueServing issues a
+// serving one: for an API server to present to a webhook that requires
+// client certificates (see the webhook's --client-ca-file).
+func (ca *CA) IssueClient(commonName string, validity time.Duration, now time.Time) (certPEM, keyPEM []byte, err error) {
+	if commonName == "" {
+		return nil, nil, fmt.Errorf("issuing client certificate: empty common name")
+	}
+	kp, err := newLeaf(ca.kp, pkix.Name{CommonName: commonName}, nil, nil, x509.ExtKeyUsageClientAuth, now, validity)
+	if err != nil {
+		return nil, nil, err
+	}
+	return kp.certPEM, kp.keyPEM, nil
+}
+
 // keyPair is a parsed certificate with its private key, and their PEM.
 type keyPair struct {
 	cert    *x509.Certificate
@@ -114,9 +129,16 @@ func newServing(ca *keyPair, dnsNames []string, ips []net.IP, now time.Time, val
 	default:
 		return nil, fmt.Errorf("issuing serving certificate: no DNS names or IP addresses")
 	}
+	return newLeaf(ca, pkix.Name{CommonName: commonName}, dnsNames, ips, x509.ExtKeyUsageServerAuth, now, validity)
+}
+
+// newLeaf issues a certificate for subject, dnsNames and ips, for usage,
+// signed by ca, valid from now (backdated, see backdate) for validity but
+// never beyond ca's NotAfter.
+func newLeaf(ca *keyPair, subject pkix.Name, dnsNames []string, ips []net.IP, usage x509.ExtKeyUsage, now time.Time, validity time.Duration) (*keyPair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, fmt.Errorf("generating serving key: %w", err)
+		return nil, fmt.Errorf("generating key of %q: %w", subject.CommonName, err)
 	}
 	serial, err := newSerial()
 	if err != nil {
@@ -128,13 +150,13 @@ func newServing(ca *keyPair, dnsNames []string, ips []net.IP, now time.Time, val
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: commonName},
+		Subject:               subject,
 		DNSNames:              dnsNames,
 		IPAddresses:           ips,
 		NotBefore:             now.Add(-backdate(validity)),
 		NotAfter:              notAfter,
 		KeyUsage:              x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage:           []x509.ExtKeyUsage{usage},
 		BasicConstraintsValid: true,
 	}
 	return sign(tmpl, ca, key)

@@ -157,6 +157,33 @@ func TestIssueServing(t *testing.T) {
 	}
 }
 
+func TestIssueClient(t *testing.T) {
+	ca, err := NewCA("test CA", 2*time.Hour, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM, keyPEM, err := ca.IssueClient("kube-apiserver", time.Hour, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := parseKeyPair(keyTLSCert, certPEM, keyTLSKey, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.Certificate())
+	client := x509.VerifyOptions{Roots: roots, CurrentTime: t0, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	if _, err := kp.cert.Verify(client); err != nil || kp.cert.Subject.CommonName != "kube-apiserver" {
+		t.Errorf("client certificate %q: %v", kp.cert.Subject.CommonName, err)
+	}
+	if _, err := kp.cert.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: t0}); err == nil {
+		t.Error("the client certificate verifies for server authentication")
+	}
+	if _, _, err := ca.IssueClient("", time.Hour, t0); err == nil {
+		t.Error("issued a client certificate without a common name")
+	}
+}
+
 func TestDNSNames(t *testing.T) {
 	got := DNSNames("svc", "ns")
 	want := []string{"svc", "svc.ns", "svc.ns.svc", "svc.ns.svc.cluster.local"}

@@ -73,7 +73,11 @@ type Options struct {
 	// PropagationDelay is how long a new CA sits in the caBundle, next to the
 	// old one, before it signs the serving certificate, so every API server
 	// trusts it before it is served. Counted from the new CA's NotBefore,
-	// when it was issued. Default 5m.
+	// when it was issued. A replica also keeps serving its certificate until
+	// the CA of the Secret's has been in the caBundle that long (when the
+	// Secret was deleted or replaced), and CAs the Secret no longer holds
+	// leave the caBundle 2*PropagationDelay+ResyncPeriod after that. Default
+	// 5m.
 	// Less than a third of min(ServingValidity, CAValidity/3).
 	PropagationDelay time.Duration
 

@@ -3,6 +3,7 @@ package certs
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,6 +20,9 @@ type selfManaged struct {
 	opts     Options
 	client   client.WithWatch
 	dnsNames []string
+	// seen: when this replica first saw each published CA. Only reconcile
+	// uses it, and reconciles never overlap.
+	seen sightings
 }
 
 // setup does one round and succeeds once the cert dir is usable; a caBundle
@@ -81,13 +85,18 @@ func (m *selfManaged) run(ctx context.Context) error {
 }
 
 // reconcile runs one round: read the webhook configuration (whose caBundle
-// tells which CAs are published), bring the Secret in line, publish its
-// caBundle, write the cert dir. It returns when the next certificate is due.
+// tells which CAs are published), bring the Secret in line, publish its CAs
+// (keeping those already published; see handover.go), then hand the cert
+// dir over to the Secret's serving certificate once its CA is trusted. It
+// returns when the next decision is due.
 func (m *selfManaged) reconcile(ctx context.Context) (time.Time, error) {
 	cfg, err := m.getWebhookConfig(ctx)
 	if err != nil {
 		return time.Time{}, err
 	}
+	now := m.opts.Clock.Now()
+	inEvery, _ := caBundleCAs(cfg)
+	m.seen = m.seen.observe(inEvery, now)
 	data, d, err := m.syncSecret(ctx, publishedIn(m.opts.WebhookConfigName, cfg))
 	if err != nil {
 		return time.Time{}, err
@@ -95,15 +104,35 @@ func (m *selfManaged) reconcile(ctx context.Context) (time.Time, error) {
 	if d.waiting != "" {
 		m.opts.Log.Info("serving certificate renewal waits", "reason", d.waiting)
 	}
+	s := parseStored(data)
+	retire := orphansRetireAt(s.serving.cert, inEvery, m.seen, m.opts.PropagationDelay, m.opts.ResyncPeriod)
+
 	// Trust first, then serve: the caBundle holds the CA before the cert dir
 	// serves anything it signed.
-	pubErr := m.publishCABundle(ctx, data[keyCACert])
-	dirErr := writeCertDir(m.opts.CertDir, map[string][]byte{
-		keyTLSCert: data[keyTLSCert],
-		keyTLSKey:  data[keyTLSKey],
-		keyCACert:  data[keyCACert],
-	})
-	return d.recheck, errors.Join(pubErr, dirErr)
+	published, pubErr := m.publishCABundle(ctx, s.trusted, now, retire)
+	if pubErr != nil {
+		published = inEvery // as read: what the API servers may trust
+	}
+	m.seen = m.seen.observe(published, now)
+	h := handover{now: true}
+	if m.opts.WebhookConfigName != "" {
+		current, _ := servedCert(m.opts.CertDir, now)
+		if current != nil && !slices.Equal(current.DNSNames, m.dnsNames) {
+			current = nil
+		}
+		h = decideHandover(current, s.serving.cert, published, m.seen, now, m.opts.PropagationDelay)
+	}
+	var dirErr error
+	if h.now {
+		dirErr = writeCertDir(m.opts.CertDir, map[string][]byte{
+			keyTLSCert: data[keyTLSCert],
+			keyTLSKey:  data[keyTLSKey],
+			keyCACert:  data[keyCACert],
+		})
+	} else {
+		m.opts.Log.Info("keeping the served certificate", "reason", h.waiting)
+	}
+	return earliestAfter(now, d.recheck, h.recheck, retire), errors.Join(pubErr, dirErr)
 }
 
 // watch signals changed whenever the object name of list's kind changes,

@@ -108,7 +108,7 @@ func TestSelfManagedRotationWithoutFailedRequests(t *testing.T) {
 	start := time.Now()
 	startReplicas(t, providers...)
 	for _, p := range providers {
-		urls = append(urls, serveWebhook(t, p.CertDir()))
+		urls = append(urls, "https://"+serveWebhook(t, p.CertDir(), "/ping", nil)+"/ping")
 	}
 
 	// What the API server trusts: the caBundle, re-read every 500ms (less
@@ -174,9 +174,13 @@ func TestSelfManagedRotationWithoutFailedRequests(t *testing.T) {
 }
 
 // serveWebhook starts controller-runtime's webhook server on certDir, as the
-// webhook command does, and returns the URL of a handler on it.
-func serveWebhook(t *testing.T, certDir string) string {
+// webhook command does, with h at path (a handler answering "pong" when nil),
+// and returns the server's host:port.
+func serveWebhook(t *testing.T, certDir, path string, h http.Handler) string {
 	t.Helper()
+	if h == nil {
+		h = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("pong")) })
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +188,7 @@ func serveWebhook(t *testing.T, certDir string) string {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	srv := webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: certDir})
-	srv.Register("/ping", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("pong")) }))
+	srv.Register(path, h)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -194,9 +198,8 @@ func serveWebhook(t *testing.T, certDir string) string {
 		}
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	url := "https://127.0.0.1:" + strconv.Itoa(port) + "/ping"
 	eventually(t, 10*time.Second, "webhook server listening", func() bool { return srv.StartedChecker()(nil) == nil })
-	return url
+	return "127.0.0.1:" + strconv.Itoa(port)
 }
 
 // call makes one request on a new connection, verifying the server as the

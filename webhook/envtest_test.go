@@ -46,14 +46,19 @@ type cluster struct {
 	asWebhook  *rest.Config                 // the webhook ServiceAccount's credentials
 }
 
-// startCluster starts kube-apiserver and etcd (skipping the test without
-// them) and creates the release namespace and the chart's RBAC.
-func startCluster(t *testing.T) *cluster {
+// startCluster starts kube-apiserver (with apiServerFlags, each
+// name=value) and etcd, skipping the test without them, and creates the
+// release namespace and the chart's RBAC.
+func startCluster(t *testing.T, apiServerFlags ...string) *cluster {
 	t.Helper()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Skip("KUBEBUILDER_ASSETS is unset: no kube-apiserver and etcd to test against (make tools-envtest builds them; make test sets it)")
 	}
 	c := &cluster{env: &envtest.Environment{}, warnings: &warningLog{}}
+	for _, f := range apiServerFlags {
+		name, value, _ := strings.Cut(f, "=")
+		c.env.ControlPlane.GetAPIServer().Configure().Set(name, value)
+	}
 	cfg, err := c.env.Start()
 	if err != nil {
 		t.Fatalf("starting kube-apiserver and etcd from %s: %v", os.Getenv("KUBEBUILDER_ASSETS"), err)
@@ -171,25 +176,28 @@ type server struct {
 }
 
 // serve runs webhook.Serve as the webhook ServiceAccount with certificates
-// from opts, and waits until it is ready.
-func (c *cluster) serve(t *testing.T, port int, opts certs.Options, delay time.Duration) *server {
+// from opts (and the server options configure sets), and waits until it is
+// ready.
+func (c *cluster) serve(t *testing.T, port int, opts certs.Options, delay time.Duration, configure ...func(*webhook.ServerOptions)) *server {
 	t.Helper()
 	s := &server{port: port, metrics: freePort(t), probes: freePort(t), done: make(chan error, 1)}
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	config := c.configFile(t)
-	go func() {
-		s.done <- webhook.Serve(ctx, c.asWebhook, webhook.ServerOptions{
-			ConfigFile:    config,
-			Namespace:     releaseNamespace,
-			Port:          port,
-			MetricsAddr:   fmt.Sprintf("127.0.0.1:%d", s.metrics),
-			ProbeAddr:     fmt.Sprintf("127.0.0.1:%d", s.probes),
-			ShutdownDelay: delay,
-			Certs:         opts,
-			Log:           testr.New(t),
-		})
-	}()
+	o := webhook.ServerOptions{
+		ConfigFile:    config,
+		Namespace:     releaseNamespace,
+		Port:          port,
+		MetricsAddr:   fmt.Sprintf("127.0.0.1:%d", s.metrics),
+		ProbeAddr:     fmt.Sprintf("127.0.0.1:%d", s.probes),
+		ShutdownDelay: delay,
+		Certs:         opts,
+		Log:           testr.New(t),
+	}
+	for _, f := range configure {
+		f(&o)
+	}
+	go func() { s.done <- webhook.Serve(ctx, c.asWebhook, o) }()
 	t.Cleanup(func() {
 		stop()
 		<-s.done

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -55,6 +56,15 @@ type ServerOptions struct {
 	// stream multiplexing has been a source of denial-of-service bugs
 	// (CVE-2023-44487, CVE-2023-39325) and the API server does not need it.
 	EnableHTTP2 bool
+	// ClientCAFile, when set, makes the webhook port require a client
+	// certificate that chains to a CA in this PEM file (re-read when it
+	// changes): the API server's, configured with an AdmissionConfiguration.
+	// Default "": any client may connect.
+	ClientCAFile string
+	// ClientNames, when set with ClientCAFile, are the subject common names
+	// or DNS names a client certificate must have one of. Default: any
+	// certificate the CAs signed.
+	ClientNames []string
 	// ShutdownDelay is how long the server keeps serving after it is told
 	// to stop, reporting not ready, so the API server stops sending reviews
 	// before the listener closes. Default 5s; negative disables.
@@ -115,6 +125,9 @@ func (o *ServerOptions) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", d.ProbeAddr, `address of /healthz and /readyz ("0" disables)`)
 	fs.StringVar(&o.TLSMinVersion, "tls-min-version", d.TLSMinVersion, "minimum TLS version: 1.2 or 1.3")
 	fs.BoolVar(&o.EnableHTTP2, "enable-http2", d.EnableHTTP2, "offer HTTP/2 on the webhook port")
+	fs.StringVar(&o.ClientCAFile, "client-ca-file", d.ClientCAFile, "PEM CA bundle client certificates must chain to (empty: no client authentication)")
+	fs.Func("client-names", "comma-separated common names or DNS names a client certificate must have one of (with --client-ca-file; default any)",
+		func(s string) error { o.ClientNames = strings.Split(s, ","); return nil })
 	fs.DurationVar(&o.ShutdownDelay, "shutdown-delay", d.ShutdownDelay, "how long to keep serving, reporting not ready, after SIGTERM (negative: none)")
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "how long in-flight reviews may take to finish at shutdown")
 	o.Certs.BindFlags(fs)
@@ -122,19 +135,31 @@ func (o *ServerOptions) BindFlags(fs *flag.FlagSet) {
 
 var tlsVersions = map[string]uint16{"1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13}
 
-// tlsOptions sets the minimum version and, unless enabled, leaves HTTP/2
-// out of ALPN.
-func (o *ServerOptions) tlsOptions() (func(*tls.Config), error) {
+// tlsOptions sets the minimum version, unless enabled leaves HTTP/2 out of
+// ALPN, and with ClientCAFile requires and verifies client certificates
+// (clientauth.go; auth is nil without).
+func (o *ServerOptions) tlsOptions() (opts func(*tls.Config), auth *clientAuth, err error) {
 	min, ok := tlsVersions[o.TLSMinVersion]
 	if !ok {
-		return nil, fmt.Errorf("--tls-min-version=%q: want 1.2 or 1.3", o.TLSMinVersion)
+		return nil, nil, fmt.Errorf("--tls-min-version=%q: want 1.2 or 1.3", o.TLSMinVersion)
+	}
+	switch {
+	case o.ClientCAFile != "":
+		if auth, err = newClientAuth(o.ClientCAFile, o.ClientNames); err != nil {
+			return nil, nil, err
+		}
+	case len(o.ClientNames) > 0:
+		return nil, nil, fmt.Errorf("--client-names=%q needs --client-ca-file", strings.Join(o.ClientNames, ","))
 	}
 	return func(c *tls.Config) {
 		c.MinVersion = min
 		if !o.EnableHTTP2 {
 			c.NextProtos = []string{"http/1.1"}
 		}
-	}, nil
+		if auth != nil {
+			c.ClientAuth, c.VerifyConnection = tls.RequireAnyClientCert, auth.verify
+		}
+	}, auth, nil
 }
 
 // Serve runs the webhook until ctx ends: it loads the configuration, waits
@@ -143,7 +168,7 @@ func (o *ServerOptions) tlsOptions() (func(*tls.Config), error) {
 // connections and lets in-flight reviews finish.
 func Serve(ctx context.Context, cfg *rest.Config, o ServerOptions) error {
 	o.setDefaults()
-	tlsOpts, err := o.tlsOptions()
+	tlsOpts, auth, err := o.tlsOptions()
 	if err != nil {
 		return err
 	}
@@ -185,13 +210,17 @@ func Serve(ctx context.Context, cfg *rest.Config, o ServerOptions) error {
 		return err
 	}
 	mgr.GetWebhookServer().Register(o.Path, &admission.Webhook{Handler: NewHandler(config, namespaces)})
+	started := mgr.GetWebhookServer().StartedChecker()
+	if auth != nil {
+		started = auth.startedChecker(o.Host, o.Port)
+	}
 	var stopping atomic.Bool
 	for _, c := range []struct {
 		name  string
 		check healthz.Checker
 	}{
 		{"certificate", provider.ReadyCheck},
-		{"webhook", mgr.GetWebhookServer().StartedChecker()},
+		{"webhook", started},
 		{"namespaces", synced},
 		{"shutdown", func(*http.Request) error {
 			if stopping.Load() {
@@ -232,7 +261,7 @@ func Serve(ctx context.Context, cfg *rest.Config, o ServerOptions) error {
 		}
 		stop()
 	}()
-	o.Log.Info("serving", "port", o.Port, "path", o.Path, "image", config.Image, "tlsMinVersion", o.TLSMinVersion, "http2", o.EnableHTTP2)
+	o.Log.Info("serving", "port", o.Port, "path", o.Path, "image", config.Image, "tlsMinVersion", o.TLSMinVersion, "http2", o.EnableHTTP2, "clientCAFile", o.ClientCAFile)
 	return mgr.Start(mgrCtx)
 }
 

@@ -214,7 +214,7 @@ func TestInstall(t *testing.T) {
 }
 
 // assertAdmissionObjects checks that the chart's MutatingWebhookConfiguration,
-// ValidatingAdmissionPolicy and both bindings exist (want) or not.
+// ValidatingAdmissionPolicies and their bindings exist (want) or not.
 func assertAdmissionObjects(t *testing.T, c client.Client, want bool) {
 	t.Helper()
 	ctx := context.Background()
@@ -230,7 +230,9 @@ func assertAdmissionObjects(t *testing.T, c client.Client, want bool) {
 	got := []int{len(mwcs.Items), len(vaps.Items), len(bindings.Items)}
 	wantCounts := []int{0, 0, 0}
 	if want {
-		wantCounts = []int{1, 1, 2}
+		// The RedirectPolicy's policy and its two bindings; the caBundle's
+		// (webhook-cabundle-policy.yaml) and its binding.
+		wantCounts = []int{1, 2, 3}
 	}
 	for i, what := range []string{"MutatingWebhookConfigurations", "ValidatingAdmissionPolicies", "ValidatingAdmissionPolicyBindings"} {
 		if got[i] != wantCounts[i] {

@@ -45,3 +45,25 @@ namespace, which the webhook never injects.
   operator: NotIn
   values: [kube-system, {{ .Release.Namespace | quote }}]
 {{- end -}}
+
+{{/*
+webhook.clientAuth.enabled: the volume of the client CA bundle (a ConfigMap
+or a Secret, exactly one), mounted at /etc/meshinit/client-ca; "" when off.
+*/}}
+{{- define "meshinit.webhook.clientCAVolume" -}}
+{{- with .Values.webhook.clientAuth }}
+{{- if .enabled }}
+{{- if eq (empty .caBundle.configMap) (empty .caBundle.secret) }}
+{{- fail "webhook.clientAuth.enabled needs exactly one of webhook.clientAuth.caBundle.configMap and webhook.clientAuth.caBundle.secret: where the CA certificates of the API server's client certificate are" }}
+{{- end }}
+- name: client-ca
+{{- if .caBundle.configMap }}
+  configMap:
+    name: {{ .caBundle.configMap }}
+{{- else }}
+  secret:
+    secretName: {{ .caBundle.secret }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}

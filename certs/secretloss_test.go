@@ -1,0 +1,230 @@
+package certs
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+)
+
+// TestSelfManagedSecretDeletedWhilePodsAreCreated runs two replicas (their
+// certificate loops and controller-runtime's webhook server on their cert
+// dirs) behind a round-robin TCP balancer, as a Service spreads connections,
+// with the chart's MutatingWebhookConfiguration (failurePolicy Fail) sent to
+// it. Pods are created without pause while the shared Secret is deleted
+// three times: every create must be reviewed and admitted. Each review is
+// answered with Connection: close, so every one is a new TLS handshake the
+// API server verifies against the caBundle it holds at that moment.
+func TestSelfManagedSecretDeletedWhilePodsAreCreated(t *testing.T) {
+	in := newInstall(t, "meshinit-loss", map[string]any{})
+	ctx := context.Background()
+	admin := kubernetes.NewForConfigOrDie(apiServer(t))
+
+	// The replicas, each serving reviews from its own cert dir. The serving
+	// certificate is for the Service's names; a Service named localhost
+	// makes one of them the name this API server dials.
+	var providers []*Provider
+	var backends []string
+	reviews := make([]*atomic.Int64, 2)
+	for i, name := range []string{"a", "b"} {
+		o := in.options(t, name)
+		o.ServiceName = "localhost"
+		o.PropagationDelay, o.ResyncPeriod = 2*time.Second, 2*time.Second
+		p, err := New(in.asWebhook, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		providers = append(providers, p)
+		reviews[i] = &atomic.Int64{}
+	}
+	lb := roundRobin(t)
+	cfg := in.webhookConfig(t)
+	for i := range cfg.Webhooks {
+		cc := &cfg.Webhooks[i].ClientConfig
+		cc.URL, cc.Service = ptr.To("https://localhost:"+strconv.Itoa(lb.port)+"/review"), nil
+	}
+	if err := in.admin.Update(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	startReplicas(t, providers...)
+	for i, p := range providers {
+		backends = append(backends, serveReviews(t, p.CertDir(), reviews[i]))
+	}
+	lb.setBackends(backends)
+
+	ns := in.name + "-pods"
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: ns, Labels: map[string]string{"meshinit.io/injection": "enabled"},
+	}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	create := func(name string) error {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:1"}}},
+		}
+		_, err := admin.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	}
+	eventually(t, 30*time.Second, "a pod create reviewed by the replicas", func() bool { return create("first") == nil })
+
+	var creates, failures atomic.Int64
+	var firstFailure atomic.Value
+	stop := make(chan struct{})
+	var workers sync.WaitGroup
+	for w := range 4 {
+		workers.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				err := create(fmt.Sprintf("pod-%d-%d", w, i))
+				creates.Add(1)
+				if err != nil {
+					failures.Add(1)
+					firstFailure.CompareAndSwap(nil, err.Error())
+				}
+			}
+		})
+	}
+
+	secrets := admin.CoreV1().Secrets(in.name)
+	bundleSizes := map[string]bool{}
+	for round := range 3 {
+		time.Sleep(2 * time.Second)
+		old := in.secret(t)
+		if err := secrets.Delete(ctx, old.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// Until the replicas serve a certificate of the new Secret and the
+		// caBundle is down to its CA again.
+		eventually(t, 60*time.Second, fmt.Sprintf("round %d: both replicas serve the re-created Secret's certificate", round), func() bool {
+			var s corev1.Secret
+			if err := in.admin.Get(ctx, client.ObjectKeyFromObject(old), &s); err != nil || s.UID == old.UID {
+				return false
+			}
+			bundle, err := parseCertsPEM([]byte(caBundles(in.webhookConfig(t))[0]))
+			if err != nil {
+				return false
+			}
+			bundleSizes[strconv.Itoa(len(bundle))] = true
+			for _, p := range providers {
+				if readFile(t, filepath.Join(p.CertDir(), keyTLSCert)) != string(s.Data[keyTLSCert]) {
+					return false
+				}
+			}
+			return len(bundle) == 1
+		})
+	}
+	time.Sleep(time.Second)
+	close(stop)
+	workers.Wait()
+
+	t.Logf("%d pod creates while the Secret was deleted 3 times, %d failed; replicas reviewed %d and %d; caBundle sizes seen %v",
+		creates.Load(), failures.Load(), reviews[0].Load(), reviews[1].Load(), keys(bundleSizes))
+	if failures.Load() > 0 {
+		t.Errorf("%d of %d pod creates failed (first: %v)", failures.Load(), creates.Load(), firstFailure.Load())
+	}
+	if creates.Load() < 100 || reviews[0].Load() == 0 || reviews[1].Load() == 0 {
+		t.Errorf("%d creates, %d and %d reviews per replica: want at least 100 creates reviewed by both replicas", creates.Load(), reviews[0].Load(), reviews[1].Load())
+	}
+	for i, p := range providers {
+		if err := p.ReadyCheck(nil); err != nil {
+			t.Errorf("replica %d not ready: %v", i, err)
+		}
+	}
+}
+
+// serveReviews serves reviews at /review on certDir (serveWebhook),
+// admitting every one (counted), and returns the server's host:port. Each
+// response closes its connection.
+func serveReviews(t *testing.T, certDir string, reviewed *atomic.Int64) string {
+	t.Helper()
+	admit := &admission.Webhook{Handler: admission.HandlerFunc(func(context.Context, admission.Request) admission.Response {
+		reviewed.Add(1)
+		return admission.Allowed("")
+	})}
+	return serveWebhook(t, certDir, "/review", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		admit.ServeHTTP(w, r)
+	}))
+}
+
+// balancer passes each TCP connection on to the next backend in turn, as
+// kube-proxy does for a Service; TLS is between the API server and the
+// replica.
+type balancer struct {
+	port     int
+	mu       sync.Mutex
+	backends []string
+	next     int
+}
+
+func roundRobin(t *testing.T) *balancer {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &balancer{port: l.Addr().(*net.TCPAddr).Port}
+	var conns sync.WaitGroup
+	t.Cleanup(func() { l.Close(); conns.Wait() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns.Go(func() { b.pass(c) })
+		}
+	}()
+	return b
+}
+
+func (b *balancer) setBackends(addrs []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.backends = addrs
+}
+
+func (b *balancer) pass(c net.Conn) {
+	defer c.Close()
+	b.mu.Lock()
+	if len(b.backends) == 0 {
+		b.mu.Unlock()
+		return
+	}
+	addr := b.backends[b.next%len(b.backends)]
+	b.next++
+	b.mu.Unlock()
+	up, err := net.Dial("tcp", addr)
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	done := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(up, c)
+		up.(*net.TCPConn).CloseWrite()
+		close(done)
+	}()
+	_, _ = io.Copy(c, up)
+	c.(*net.TCPConn).CloseWrite()
+	<-done
+}
