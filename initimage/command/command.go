@@ -38,8 +38,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var err error
 	switch name {
 	case "apply", "print":
+		fs := flag.NewFlagSet(name, flag.ContinueOnError)
+		fs.SetOutput(stderr)
 		var cfg redirect.Config
-		if cfg, err = parseConfig(name, args, stderr); err != nil {
+		if cfg, err = redirect.ParseFlags(fs, args); err != nil {
 			break
 		}
 		plan := redirect.NewPlan(cfg)
@@ -72,18 +74,4 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.Info(name + " done")
 	}
 	return 0
-}
-
-func parseConfig(name string, args []string, stderr io.Writer) (redirect.Config, error) {
-	cfg := redirect.Defaults()
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	redirect.BindFlags(fs, &cfg)
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
-	}
-	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected argument %q: settings are flags like --include-inbound-ports=80", fs.Arg(0))
-	}
-	return cfg, cfg.Validate()
 }
