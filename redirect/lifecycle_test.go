@@ -52,7 +52,8 @@ func TestCleanupLeavesOthersAlone(t *testing.T) {
 			p.iptables(false, "-t", "nat", "-N", "FOREIGN")
 			p.iptables(false, "-t", "nat", "-A", "FOREIGN", "-p", "tcp", "--dport", "7", "-j", "RETURN")
 			p.iptables(false, "-t", "nat", "-A", "PREROUTING", "-p", "udp", "-j", "FOREIGN")
-			p.iptables(false, "-t", "nat", "-A", "OUTPUT", "-d", "192.0.2.1", "-j", "RETURN")
+			p.iptables(false, "-t", "nat", "-A", "OUTPUT", "-p", "udp", "-d", "192.0.2.1", "-j", "RETURN")
+			p.iptables(false, "-t", "nat", "-A", "POSTROUTING", "-d", "192.0.2.1", "-j", "RETURN")
 			p.iptables(false, "-t", "filter", "-A", "INPUT", "-p", "tcp", "--dport", "9", "-j", "DROP")
 			before := p.save(false, "")
 			p.mustApply("--ipv6=on")
@@ -102,14 +103,14 @@ func TestFailureLeavesNoPartialRuleset(t *testing.T) {
 		})
 		t.Run(mode+"/a rule fails mid-restore", func(t *testing.T) {
 			p := newPod(t, mode)
-			p.iptables(false, "-t", "nat", "-A", "OUTPUT", "-d", "192.0.2.1", "-j", "RETURN")
+			p.iptables(false, "-t", "nat", "-A", "POSTROUTING", "-d", "192.0.2.1", "-j", "RETURN")
 			before := p.save(false, "nat")
 			// Corrupt the last rule before COMMIT, then hand the script to the real restore.
 			real := "iptables-" + mode + "-restore"
 			path := fakeTool(t, real, "sed 's/^COMMIT$/-A MESHINIT_OUTPUT -j NO_SUCH_TARGET\\nCOMMIT/' | /usr/sbin/"+real+" \"$@\"\n")
 			out, err := p.redirector([]string{path}, "apply", "--iptables-mode="+mode, "--ipv6=off")
-			if err == nil {
-				t.Fatalf("apply succeeded despite the corrupt rule:\n%s", out)
+			if err == nil || !strings.Contains(out, "NO_SUCH_TARGET") {
+				t.Fatalf("apply did not fail for the corrupt rule: %v\n%s", err, out)
 			}
 			if after := p.save(false, "nat"); after != before {
 				t.Errorf("a failed restore changed the nat table:\n%s\nbefore:\n%s", after, before)
