@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Options are how Apply and Cleanup reach the system.
@@ -41,9 +42,9 @@ func (o *Options) setDefaults() {
 // else alone. It first reads both backends' tables of every family it
 // programs and changes nothing when rules of another owner would take the
 // traffic (see findConflicts). Each family's table is replaced in one
-// iptables-restore transaction and then read back; if anything fails,
-// meshinit's rules are removed from both families, so the pod never runs
-// with half a ruleset.
+// iptables-restore transaction and then read back; if anything fails, or ctx
+// ends, meshinit's rules are removed from both families with a context of
+// their own (RollbackTimeout), so the pod never runs with half a ruleset.
 // Applying the same plan again is a no-op.
 func Apply(ctx context.Context, plan Plan, opts Options) error {
 	opts.setDefaults()
@@ -76,12 +77,7 @@ func Apply(ctx context.Context, plan Plan, opts Options) error {
 	for i, rs := range families {
 		b := backend{det.mode, rs.Family}
 		if err := applyRuleset(ctx, opts.Runner, b, states[i], rs); err != nil {
-			if cerr := cleanupMode(ctx, opts, det.mode); cerr != nil {
-				err = fmt.Errorf("%w; removing the rules already applied also failed: %w", err, cerr)
-			} else {
-				log.Info("rolled back: no meshinit rules left after the failure")
-			}
-			return err
+			return rollback(ctx, opts, det.mode, err)
 		}
 		log.Info("rules in place", "backend", b.String(), "chains", len(rs.Chains), "rules", len(rs.Rules))
 	}
@@ -127,6 +123,24 @@ func survey(ctx context.Context, opts Options, det detection, families []Ruleset
 	return states, nil
 }
 
+// RollbackTimeout bounds the removal of meshinit's rules after a failed
+// apply. It runs with a context of its own, so it also runs after the
+// apply's context ended (SIGTERM, --timeout).
+const RollbackTimeout = 10 * time.Second
+
+// rollback removes meshinit's rules from mode's tables after cause, and
+// says so only when it did.
+func rollback(ctx context.Context, opts Options, mode IptablesMode, cause error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RollbackTimeout)
+	defer cancel()
+	if err := cleanupMode(ctx, opts, mode); err != nil {
+		opts.Logger.Error("rollback failed: meshinit rules may be left", "backend", mode, "error", err)
+		return fmt.Errorf("%w; removing the rules already applied also failed: %w", cause, err)
+	}
+	opts.Logger.Info("rolled back: no meshinit rules left after the failure", "backend", mode)
+	return cause
+}
+
 // applyRuleset replaces meshinit's rules in one family's nat table, whose
 // state was read before, and checks the result.
 func applyRuleset(ctx context.Context, run Runner, b backend, state tableState, rs Ruleset) error {
@@ -170,8 +184,9 @@ func Cleanup(ctx context.Context, opts Options) error {
 }
 
 // cleanupMode removes meshinit's rules from one backend's two families.
-// A family whose binary is missing or whose nat table cannot be read holds
-// no meshinit rules, so it is skipped.
+// A family whose binary is missing or whose nat table does not exist holds
+// no meshinit rules, so it is skipped; any other failure to read it is an
+// error, since it may hold them.
 func cleanupMode(ctx context.Context, opts Options, mode IptablesMode) error {
 	var errs []error
 	run, log := opts.Runner, opts.Logger
@@ -182,8 +197,12 @@ func cleanupMode(ctx context.Context, opts Options, mode IptablesMode) error {
 			continue
 		}
 		st, err := readNat(ctx, run, b)
-		if err != nil {
+		if err != nil && tableAbsent(err) {
 			log.Debug("skipping cleanup", "backend", b.String(), "reason", err)
+			continue
+		}
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		if len(st.chains) == 0 && len(st.jumps) == 0 {

@@ -194,6 +194,12 @@ func natMissing(stderr string) bool {
 	return strings.Contains(stderr, "Table does not exist") || strings.Contains(stderr, "can't initialize")
 }
 
+// tableAbsent reports whether a read failed because the backend or its
+// table does not exist, so it holds no rules.
+func tableAbsent(err error) bool {
+	return errors.Is(err, exec.ErrNotFound) || natMissing(stderrOf(err))
+}
+
 func natModule(b backend) string {
 	if b.mode == IptablesNFT {
 		return "nft_chain_nat"

@@ -18,7 +18,8 @@ type Runner interface {
 // ExecRunner runs programs found on PATH.
 type ExecRunner struct{}
 
-// Run implements Runner. A failure's error includes the program's stderr.
+// Run implements Runner. The program is killed when ctx ends, and the error
+// then wraps ctx's. A failure's error includes the program's stderr.
 func (ExecRunner) Run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	var stdout, stderr bytes.Buffer
@@ -27,6 +28,9 @@ func (ExecRunner) Run(ctx context.Context, stdin []byte, name string, args ...st
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		}
 		return stdout.Bytes(), &CommandError{Command: name, Stderr: strings.TrimSpace(stderr.String()), Err: err}
 	}
 	return stdout.Bytes(), nil
