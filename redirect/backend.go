@@ -167,10 +167,12 @@ func stderrOf(err error) string {
 }
 
 // permissionDenied reports whether iptables failed for lack of privilege,
-// which no other backend can fix.
+// which no other backend can fix: iptables said so, or it could not even be
+// started (capabilities that do not fit the bounding set, say).
 func permissionDenied(err error) bool {
 	stderr := stderrOf(err)
-	return strings.Contains(stderr, "Permission denied") || strings.Contains(stderr, "Operation not permitted") || strings.Contains(stderr, "must be root")
+	return strings.Contains(stderr, "Permission denied") || strings.Contains(stderr, "Operation not permitted") || strings.Contains(stderr, "must be root") ||
+		errors.Is(err, fs.ErrPermission)
 }
 
 // backendError turns a failed iptables run into an error that says what is
@@ -181,7 +183,9 @@ func backendError(b backend, err error) error {
 	case errors.Is(err, exec.ErrNotFound):
 		return fmt.Errorf("%s backend: %s not found on PATH: install iptables (it provides xtables-%s-multi), or choose the other backend with --iptables-mode: %w", b, b.binary(), b.mode, err)
 	case permissionDenied(err):
-		return fmt.Errorf("%s backend: not permitted to change iptables: the container needs the NET_ADMIN and NET_RAW capabilities and to run as UID 0: %w", b, err)
+		return fmt.Errorf("%s backend: not permitted to change iptables: the container needs the NET_ADMIN and NET_RAW capabilities; "+
+			"as a non-root user the redirector hands iptables only those it holds, from the file capabilities of its image "+
+			"(which no_new_privs lets it keep only when the runtime grants them to non-root containers, as containerd and CRI-O do): %w", b, err)
 	case natMissing(stderr):
 		return fmt.Errorf("%s backend: the nat table is not available: the node's kernel needs the %s module (or try --iptables-mode=%s): %w", b, natModule(b), otherMode(b.mode), err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"syscall"
 )
 
 // Runner runs one program with arguments and standard input and returns its
@@ -16,12 +17,17 @@ type Runner interface {
 }
 
 // ExecRunner runs programs found on PATH.
-type ExecRunner struct{}
+type ExecRunner struct {
+	// SysProcAttr, when set, is every program's (for example, the
+	// capabilities it inherits). Default none.
+	SysProcAttr *syscall.SysProcAttr
+}
 
 // Run implements Runner. The program is killed when ctx ends, and the error
 // then wraps ctx's. A failure's error includes the program's stderr.
-func (ExecRunner) Run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
+func (r ExecRunner) Run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.SysProcAttr = r.SysProcAttr
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if stdin != nil {

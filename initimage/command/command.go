@@ -60,13 +60,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		log.Info("applying", "version", Version, "config", cfg.Fingerprint(), "args", cfg.Args())
 		err = withTimeout(ctx, timeout, func(ctx context.Context) error {
-			return redirect.Apply(ctx, plan, redirect.Options{Logger: log})
+			return redirect.Apply(ctx, plan, redirect.Options{Runner: runner(log), Logger: log})
 		})
 	case "cleanup":
 		timeout := fs.Duration("timeout", DefaultTimeout, "give up after this long")
 		if err = fs.Parse(args); err == nil {
 			err = withTimeout(ctx, *timeout, func(ctx context.Context) error {
-				return redirect.Cleanup(ctx, redirect.Options{Logger: log})
+				return redirect.Cleanup(ctx, redirect.Options{Runner: runner(log), Logger: log})
 			})
 		}
 	case "version":
