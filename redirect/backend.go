@@ -221,6 +221,15 @@ func otherMode(m IptablesMode) IptablesMode {
 	return IptablesNFT
 }
 
+// The redirector's user and group in its image and in the init container
+// the webhook builds: not root, and group 0, which may read the kernel's
+// list of legacy tables (see legacyTables). The image gives the redirector
+// file capabilities for what it needs, NET_ADMIN and NET_RAW.
+const (
+	RedirectorUID = 65532
+	RedirectorGID = 0
+)
+
 // legacyTables lists the legacy iptables tables that exist in this network
 // namespace. The kernel creates them on first use, and reading a table with
 // "iptables-legacy-save -t nat" creates it, so meshinit looks here first
