@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 )
 
 // Options are how Apply and Cleanup reach the system.
@@ -37,9 +39,12 @@ func (o *Options) setDefaults() {
 
 // Apply makes the current network namespace's nat tables hold exactly the
 // plan's rules, replacing any earlier meshinit rules and leaving everything
-// else alone. Each family's table is replaced in one iptables-restore
-// transaction and then read back; if anything fails, meshinit's rules are
-// removed from both families, so the pod never runs with half a ruleset.
+// else alone. It first reads both backends' tables of every family it
+// programs and changes nothing when rules of another owner would take the
+// traffic (see findConflicts). Each family's table is replaced in one
+// iptables-restore transaction and then read back; if anything fails, or ctx
+// ends, meshinit's rules are removed from both families with a context of
+// their own (RollbackTimeout), so the pod never runs with half a ruleset.
 // Applying the same plan again is a no-op.
 func Apply(ctx context.Context, plan Plan, opts Options) error {
 	opts.setDefaults()
@@ -64,37 +69,82 @@ func Apply(ctx context.Context, plan Plan, opts Options) error {
 	} else {
 		log.Info("IPv6 rules skipped", "reason", why)
 	}
+	states, err := survey(ctx, opts, det, families)
+	if err != nil {
+		return err
+	}
 
 	for i, rs := range families {
 		b := backend{det.mode, rs.Family}
-		var state *tableState
-		if i == 0 {
-			state = &det.state
-		}
-		if err := applyRuleset(ctx, opts.Runner, b, state, rs); err != nil {
-			if cerr := cleanupMode(ctx, opts, det.mode); cerr != nil {
-				err = fmt.Errorf("%w; removing the rules already applied also failed: %w", err, cerr)
-			} else {
-				log.Info("rolled back: no meshinit rules left after the failure")
-			}
-			return err
+		if err := applyRuleset(ctx, opts.Runner, b, states[i], rs); err != nil {
+			return rollback(ctx, opts, det.mode, err)
 		}
 		log.Info("rules in place", "backend", b.String(), "chains", len(rs.Chains), "rules", len(rs.Rules))
 	}
 	return nil
 }
 
-// applyRuleset replaces meshinit's rules in one family's nat table and checks
-// the result. state is the table as read before, or nil to read it now.
-func applyRuleset(ctx context.Context, run Runner, b backend, state *tableState, rs Ruleset) error {
-	if state == nil {
-		st, err := readNat(ctx, run, b)
-		if err != nil {
-			return err
+// survey reads both backends' tables of every family to be programmed (the
+// IPv4 ones detectBackend read already) and returns the chosen backend's
+// state of each family, or an error when rules of another owner are in the
+// way. A backend other than the chosen one that cannot be read is unusable
+// here, so it holds no rules.
+func survey(ctx context.Context, opts Options, det detection, families []Ruleset) ([]tableState, error) {
+	chosen := slices.Index(backendModes[:], det.mode)
+	var states []tableState
+	var found []conflict
+	for _, rs := range families {
+		reads := det.reads
+		if rs.Family == IPv6 {
+			var err error
+			if reads, err = readFamily(ctx, opts.Runner, opts.ProcNet, IPv6); err != nil {
+				return nil, err
+			}
 		}
-		state = &st
+		if err := reads[chosen].err; err != nil {
+			return nil, backendError(backend{det.mode, rs.Family}, err)
+		}
+		states = append(states, reads[chosen].state)
+		for i, r := range reads {
+			b := backend{backendModes[i], rs.Family}
+			if r.err != nil {
+				opts.Logger.Info("not looking for rules in the way in an unusable backend", "backend", b.String(), "reason", r.err)
+				continue
+			}
+			found = append(found, findConflicts(b, r.state)...)
+		}
 	}
-	if err := restore(ctx, run, b, restoreScript(*state, rs)); err != nil {
+	for _, c := range found {
+		opts.Logger.Error("rule of another owner in the way", "backend", c.backend.String(), "table", c.rule.table, "rule", c.rule.line, "why", c.why)
+	}
+	if len(found) > 0 {
+		return nil, conflictError(found)
+	}
+	return states, nil
+}
+
+// RollbackTimeout bounds the removal of meshinit's rules after a failed
+// apply. It runs with a context of its own, so it also runs after the
+// apply's context ended (SIGTERM, --timeout).
+const RollbackTimeout = 10 * time.Second
+
+// rollback removes meshinit's rules from mode's tables after cause, and
+// says so only when it did.
+func rollback(ctx context.Context, opts Options, mode IptablesMode, cause error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RollbackTimeout)
+	defer cancel()
+	if err := cleanupMode(ctx, opts, mode); err != nil {
+		opts.Logger.Error("rollback failed: meshinit rules may be left", "backend", mode, "error", err)
+		return fmt.Errorf("%w; removing the rules already applied also failed: %w", cause, err)
+	}
+	opts.Logger.Info("rolled back: no meshinit rules left after the failure", "backend", mode)
+	return cause
+}
+
+// applyRuleset replaces meshinit's rules in one family's nat table, whose
+// state was read before, and checks the result.
+func applyRuleset(ctx context.Context, run Runner, b backend, state tableState, rs Ruleset) error {
+	if err := restore(ctx, run, b, restoreScript(state, rs)); err != nil {
 		return err
 	}
 	after, err := readNat(ctx, run, b)
@@ -127,26 +177,32 @@ func restore(ctx context.Context, run Runner, b backend, script string) error {
 func Cleanup(ctx context.Context, opts Options) error {
 	opts.setDefaults()
 	var errs []error
-	for _, m := range []IptablesMode{IptablesNFT, IptablesLegacy} {
+	for _, m := range backendModes {
 		errs = append(errs, cleanupMode(ctx, opts, m))
 	}
 	return joinErrors(errs)
 }
 
 // cleanupMode removes meshinit's rules from one backend's two families.
-// A family whose binary is missing or whose nat table cannot be read holds
-// no meshinit rules, so it is skipped.
+// A family whose binary is missing or whose nat table does not exist holds
+// no meshinit rules, so it is skipped; any other failure to read it is an
+// error, since it may hold them.
 func cleanupMode(ctx context.Context, opts Options, mode IptablesMode) error {
 	var errs []error
 	run, log := opts.Runner, opts.Logger
 	for _, f := range []Family{IPv4, IPv6} {
 		b := backend{mode, f}
-		if !b.mayHoldNat(opts.ProcNet) {
+		if may, err := b.mayHoldNat(opts.ProcNet); err != nil || !may {
+			errs = append(errs, err)
 			continue
 		}
 		st, err := readNat(ctx, run, b)
-		if err != nil {
+		if err != nil && tableAbsent(err) {
 			log.Debug("skipping cleanup", "backend", b.String(), "reason", err)
+			continue
+		}
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		if len(st.chains) == 0 && len(st.jumps) == 0 {

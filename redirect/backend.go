@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,6 +52,9 @@ func (b backend) version() string {
 
 func (b backend) String() string { return fmt.Sprintf("%s %s", b.mode, b.family) }
 
+// backendModes are the two backends, in the order reads are kept.
+var backendModes = [2]IptablesMode{IptablesNFT, IptablesLegacy}
+
 // detection is what reading both backends' IPv4 tables found.
 type detection struct {
 	mode   IptablesMode
@@ -61,37 +65,59 @@ type detection struct {
 	otherRules int
 	// version is what the chosen binary says of itself, for the log.
 	version string
+	// reads are both backends' IPv4 tables, in backendModes order.
+	reads [2]backendRead
 }
 
-// detectBackend reads both backends' IPv4 tables concurrently and picks one:
-// the requested mode if set, else the one holding rules (kube-proxy, CNI or a
+// detectBackend reads both backends' IPv4 tables and picks one: the
+// requested mode if set, else the one holding rules (kube-proxy, CNI or a
 // previous meshinit run put them there, and mixing backends in one pod
 // confuses everyone), else nft.
 func detectBackend(ctx context.Context, run Runner, procNet string, requested IptablesMode) (detection, error) {
-	modes := []IptablesMode{IptablesNFT, IptablesLegacy}
-	reads := make([]backendRead, len(modes))
-	versions := make([]string, len(modes))
+	var versions [2]string
 	var wg sync.WaitGroup
-	for i, m := range modes {
-		b := backend{m, IPv4}
-		if m == IptablesLegacy && requested != IptablesLegacy && len(legacyTables(procNet, IPv4)) == 0 {
-			continue // no legacy table exists in this namespace: it holds no rules
-		}
-		wg.Go(func() {
-			out, err := run.Run(ctx, nil, b.save())
-			reads[i] = backendRead{parseSave(string(out)), err}
-		})
-		wg.Go(func() { versions[i] = b.version() })
+	for i, m := range backendModes {
+		wg.Go(func() { versions[i] = backend{m, IPv4}.version() })
 	}
+	reads, err := readFamily(ctx, run, procNet, IPv4)
 	wg.Wait()
+	if err != nil {
+		return detection{}, err
+	}
 	det, err := chooseBackend(requested, reads[0], reads[1])
 	if err == nil {
-		det.version = versions[slices.Index(modes, det.mode)]
+		det.version = versions[slices.Index(backendModes[:], det.mode)]
+		det.reads = reads
 	}
 	return det, err
 }
 
-// backendRead is one backend's IPv4 iptables-save, or why it failed.
+// readFamily reads every table of one family from both backends at once,
+// in backendModes order. A backend that fails is reported in its read; err
+// is set only when it cannot tell whether legacy tables exist. Legacy tables
+// are read only when the kernel lists them (see legacyTables); absent, they
+// hold no rules.
+func readFamily(ctx context.Context, run Runner, procNet string, f Family) (reads [2]backendRead, err error) {
+	legacy, err := legacyTables(procNet, f)
+	if err != nil {
+		return reads, err
+	}
+	var wg sync.WaitGroup
+	for i, m := range backendModes {
+		if m == IptablesLegacy && len(legacy) == 0 {
+			continue
+		}
+		b := backend{m, f}
+		wg.Go(func() {
+			out, err := run.Run(ctx, nil, b.save())
+			reads[i] = backendRead{parseSave(string(out)), err}
+		})
+	}
+	wg.Wait()
+	return reads, nil
+}
+
+// backendRead is one backend's iptables-save of one family, or why it failed.
 type backendRead struct {
 	state tableState
 	err   error
@@ -141,10 +167,12 @@ func stderrOf(err error) string {
 }
 
 // permissionDenied reports whether iptables failed for lack of privilege,
-// which no other backend can fix.
+// which no other backend can fix: iptables said so, or it could not even be
+// started (capabilities that do not fit the bounding set, say).
 func permissionDenied(err error) bool {
 	stderr := stderrOf(err)
-	return strings.Contains(stderr, "Permission denied") || strings.Contains(stderr, "Operation not permitted") || strings.Contains(stderr, "must be root")
+	return strings.Contains(stderr, "Permission denied") || strings.Contains(stderr, "Operation not permitted") || strings.Contains(stderr, "must be root") ||
+		errors.Is(err, fs.ErrPermission)
 }
 
 // backendError turns a failed iptables run into an error that says what is
@@ -155,11 +183,25 @@ func backendError(b backend, err error) error {
 	case errors.Is(err, exec.ErrNotFound):
 		return fmt.Errorf("%s backend: %s not found on PATH: install iptables (it provides xtables-%s-multi), or choose the other backend with --iptables-mode: %w", b, b.binary(), b.mode, err)
 	case permissionDenied(err):
-		return fmt.Errorf("%s backend: not permitted to change iptables: the container needs the NET_ADMIN and NET_RAW capabilities and to run as UID 0: %w", b, err)
-	case strings.Contains(stderr, "Table does not exist") || strings.Contains(stderr, "can't initialize"):
+		return fmt.Errorf("%s backend: not permitted to change iptables: the container needs the NET_ADMIN and NET_RAW capabilities; "+
+			"as a non-root user the redirector hands iptables only those it holds, from the file capabilities of its image "+
+			"(which no_new_privs lets it keep only when the runtime grants them to non-root containers, as containerd and CRI-O do): %w", b, err)
+	case natMissing(stderr):
 		return fmt.Errorf("%s backend: the nat table is not available: the node's kernel needs the %s module (or try --iptables-mode=%s): %w", b, natModule(b), otherMode(b.mode), err)
 	}
 	return fmt.Errorf("%s backend: %w", b, err)
+}
+
+// natMissing reports whether iptables said the table does not exist
+// (its kernel module is not loaded).
+func natMissing(stderr string) bool {
+	return strings.Contains(stderr, "Table does not exist") || strings.Contains(stderr, "can't initialize")
+}
+
+// tableAbsent reports whether a read failed because the backend or its
+// table does not exist, so it holds no rules.
+func tableAbsent(err error) bool {
+	return errors.Is(err, exec.ErrNotFound) || natMissing(stderrOf(err))
 }
 
 func natModule(b backend) string {
@@ -179,25 +221,43 @@ func otherMode(m IptablesMode) IptablesMode {
 	return IptablesNFT
 }
 
+// The redirector's user and group in its image and in the init container
+// the webhook builds: not root, and group 0, which may read the kernel's
+// list of legacy tables (see legacyTables). The image gives the redirector
+// file capabilities for what it needs, NET_ADMIN and NET_RAW.
+const (
+	RedirectorUID = 65532
+	RedirectorGID = 0
+)
+
 // legacyTables lists the legacy iptables tables that exist in this network
 // namespace. The kernel creates them on first use, and reading a table with
 // "iptables-legacy-save -t nat" creates it, so meshinit looks here first
-// instead of leaving empty legacy tables behind in every pod.
-// It returns nil when the list cannot be read (legacy modules not loaded).
-func legacyTables(procNet string, f Family) []string {
+// instead of leaving empty legacy tables behind in every pod. None exist
+// when the list is absent (legacy modules not loaded). The kernel lets only
+// UID 0 and GID 0 read the list: the redirector cannot tell whether legacy
+// rules exist without it, so any other failure is an error.
+func legacyTables(procNet string, f Family) ([]string, error) {
 	name := "ip_tables_names"
 	if f == IPv6 {
 		name = "ip6_tables_names"
 	}
 	data, err := os.ReadFile(filepath.Join(procNet, name))
-	if err != nil {
-		return nil
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
 	}
-	return append([]string{}, strings.Fields(string(data))...)
+	if err != nil {
+		return nil, fmt.Errorf("cannot tell whether legacy iptables tables hold rules (%s): run the redirector as UID 0 or with GID 0, which may read that list: %w", f, err)
+	}
+	return strings.Fields(string(data)), nil
 }
 
 // mayHoldNat reports whether b's nat table may hold rules. It is false only
 // for a legacy backend whose nat table does not exist in this namespace.
-func (b backend) mayHoldNat(procNet string) bool {
-	return b.mode != IptablesLegacy || slices.Contains(legacyTables(procNet, b.family), "nat")
+func (b backend) mayHoldNat(procNet string) (bool, error) {
+	if b.mode != IptablesLegacy {
+		return true, nil
+	}
+	tables, err := legacyTables(procNet, b.family)
+	return slices.Contains(tables, "nat"), err
 }

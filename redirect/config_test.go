@@ -88,7 +88,7 @@ func TestFromAnnotationsErrors(t *testing.T) {
 		{"included and excluded", map[string]string{AnnotationIncludeInboundPorts: "80,443", AnnotationExcludeInboundPorts: "443"},
 			nil, []string{`annotation traffic.meshinit.io/exclude-inbound-ports "443"`, "port 443 is also in include-inbound-ports"}},
 		{"range overlap", map[string]string{AnnotationIncludeInboundPorts: "8000-8100", AnnotationExcludeInboundPorts: "8080"},
-			nil, []string{"port 8000-8100 is also in include-inbound-ports"}},
+			nil, []string{"port 8080 is also in include-inbound-ports"}},
 		{"ipv6 cidr with ipv6 off", map[string]string{AnnotationExcludeOutboundCIDRs: "fd00::/8"},
 			func(c *Config) { c.IPv6 = IPv6Off }, []string{`annotation traffic.meshinit.io/exclude-outbound-cidrs "fd00::/8"`, "ipv6 is off"}},
 		{"star in exclude", map[string]string{AnnotationExcludeInboundPorts: "*"},

@@ -10,5 +10,8 @@
 // Start with [Config] and [Defaults]. The settings table in settings.go is the
 // single place that names each setting's flag and annotation, so the webhook
 // and the redirector can never disagree. [NewPlan] is pure: it decides the
-// chains and rules. Only [Apply] and [Cleanup] run iptables binaries.
+// chains and rules. Only [Apply] and [Cleanup] run iptables binaries. Before
+// changing anything, Apply reads both backends' tables and refuses when
+// rules of another owner would take the traffic first (conflicts.go, a pure
+// decision over the parsed iptables-save).
 package redirect

@@ -3,6 +3,7 @@ package redirect
 import (
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // SettingError is a setting with a value that cannot be used. Key is the
@@ -20,7 +21,20 @@ func (e *SettingError) Error() string {
 	if name == "" {
 		name = "--" + e.Key
 	}
-	return fmt.Sprintf("invalid %s %q: %v", name, e.Value, e.Err)
+	return fmt.Sprintf("invalid %s %s: %v", name, quoteShort(e.Value), e.Err)
+}
+
+// quoteLimit is how much of a value an error quotes.
+const quoteLimit = 64
+
+// quoteShort quotes s for an error message: all of it when it is at most
+// quoteLimit bytes, else its first quoteLimit bytes followed by "...", so
+// no value, however long, makes a long message.
+func quoteShort(s string) string {
+	if len(s) <= quoteLimit {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:quoteLimit]) + "..."
 }
 
 func (e *SettingError) Unwrap() error { return e.Err }

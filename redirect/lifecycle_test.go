@@ -1,10 +1,16 @@
 package redirect_test
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/meshinit/meshinit/redirect"
 )
 
 func TestApplyTwiceIsANoOp(t *testing.T) {
@@ -52,7 +58,8 @@ func TestCleanupLeavesOthersAlone(t *testing.T) {
 			p.iptables(false, "-t", "nat", "-N", "FOREIGN")
 			p.iptables(false, "-t", "nat", "-A", "FOREIGN", "-p", "tcp", "--dport", "7", "-j", "RETURN")
 			p.iptables(false, "-t", "nat", "-A", "PREROUTING", "-p", "udp", "-j", "FOREIGN")
-			p.iptables(false, "-t", "nat", "-A", "OUTPUT", "-d", "192.0.2.1", "-j", "RETURN")
+			p.iptables(false, "-t", "nat", "-A", "OUTPUT", "-p", "udp", "-d", "192.0.2.1", "-j", "RETURN")
+			p.iptables(false, "-t", "nat", "-A", "POSTROUTING", "-d", "192.0.2.1", "-j", "RETURN")
 			p.iptables(false, "-t", "filter", "-A", "INPUT", "-p", "tcp", "--dport", "9", "-j", "DROP")
 			before := p.save(false, "")
 			p.mustApply("--ipv6=on")
@@ -102,14 +109,14 @@ func TestFailureLeavesNoPartialRuleset(t *testing.T) {
 		})
 		t.Run(mode+"/a rule fails mid-restore", func(t *testing.T) {
 			p := newPod(t, mode)
-			p.iptables(false, "-t", "nat", "-A", "OUTPUT", "-d", "192.0.2.1", "-j", "RETURN")
+			p.iptables(false, "-t", "nat", "-A", "POSTROUTING", "-d", "192.0.2.1", "-j", "RETURN")
 			before := p.save(false, "nat")
 			// Corrupt the last rule before COMMIT, then hand the script to the real restore.
 			real := "iptables-" + mode + "-restore"
 			path := fakeTool(t, real, "sed 's/^COMMIT$/-A MESHINIT_OUTPUT -j NO_SUCH_TARGET\\nCOMMIT/' | /usr/sbin/"+real+" \"$@\"\n")
 			out, err := p.redirector([]string{path}, "apply", "--iptables-mode="+mode, "--ipv6=off")
-			if err == nil {
-				t.Fatalf("apply succeeded despite the corrupt rule:\n%s", out)
+			if err == nil || !strings.Contains(out, "NO_SUCH_TARGET") {
+				t.Fatalf("apply did not fail for the corrupt rule: %v\n%s", err, out)
 			}
 			if after := p.save(false, "nat"); after != before {
 				t.Errorf("a failed restore changed the nat table:\n%s\nbefore:\n%s", after, before)
@@ -179,4 +186,111 @@ func TestActionableErrors(t *testing.T) {
 			t.Error("rules written despite invalid flags")
 		}
 	})
+}
+
+// slowRestore puts on PATH an ip6tables-<mode>-restore that touches marker
+// and then hangs, so an apply with IPv6 stops after IPv4 is in place.
+func slowRestore(t *testing.T, mode, marker string) string {
+	return fakeTool(t, "ip6tables-"+mode+"-restore", "touch "+marker+"\nexec sleep 60\n")
+}
+
+// TestSIGTERMMidApplyRollsBack sends SIGTERM (what the kubelet sends a
+// container it stops) while the second family is being applied: the
+// redirector exits non-zero, and the first family's rules are really gone,
+// as its log says.
+func TestSIGTERMMidApplyRollsBack(t *testing.T) {
+	for _, mode := range backends {
+		t.Run(mode, func(t *testing.T) {
+			p := newPod(t, mode)
+			marker := filepath.Join(t.TempDir(), "ipv6-restore-started")
+			cmd := exec.Command("ip", "netns", "exec", p.name, redirectorBin, "apply", "--iptables-mode="+mode, "--ipv6=on")
+			cmd.Env = append(os.Environ(), slowRestore(t, mode, marker))
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, marker, cmd, &out)
+			if nat := p.save(false, "nat"); !strings.Contains(nat, "MESHINIT_OUTPUT") {
+				t.Fatalf("IPv4 rules not in place while IPv6 is applied, nothing to roll back:\n%s", nat)
+			}
+			began := time.Now()
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			t.Logf("exited %v %s after SIGTERM", err, time.Since(began).Round(time.Millisecond))
+			if code := cmd.ProcessState.ExitCode(); code != 1 {
+				t.Errorf("exit code %d after SIGTERM, want 1", code)
+			}
+			for _, want := range []string{"stopped by a signal", "rolled back: no meshinit rules left"} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("output lacks %q:\n%s", want, out.String())
+				}
+			}
+			p.noMeshinitRules(t)
+		})
+	}
+}
+
+// TestTimeout: an apply that hangs past --timeout is stopped, rolled back,
+// and says the deadline passed.
+func TestTimeout(t *testing.T) {
+	for _, mode := range backends {
+		t.Run(mode, func(t *testing.T) {
+			p := newPod(t, mode)
+			path := slowRestore(t, mode, filepath.Join(t.TempDir(), "started"))
+			began := time.Now()
+			out, err := p.redirector([]string{path}, "apply", "--iptables-mode="+mode, "--ipv6=on", "--timeout=1s")
+			took := time.Since(began)
+			if err == nil {
+				t.Fatalf("apply succeeded despite hanging:\n%s", out)
+			}
+			if took < time.Second || took > 1*time.Second+redirect.RollbackTimeout {
+				t.Errorf("apply took %s with --timeout=1s", took)
+			}
+			for _, want := range []string{"the deadline passed (--timeout=1s)", "rolled back: no meshinit rules left"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
+				}
+			}
+			p.noMeshinitRules(t)
+		})
+	}
+	t.Run("must be positive", func(t *testing.T) {
+		p := newPod(t, "nft")
+		out, err := p.redirector(nil, "apply", "--timeout=0s")
+		if err == nil || !strings.Contains(out, "invalid --timeout 0s: must be positive") {
+			t.Errorf("want --timeout=0s refused, got %v:\n%s", err, out)
+		}
+		p.noMeshinitRules(t)
+	})
+	t.Run("not a redirect setting", func(t *testing.T) {
+		c, err := redirect.ParseArgs(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range c.Args() {
+			if strings.HasPrefix(a, "--timeout") {
+				t.Errorf("the webhook would render %s", a)
+			}
+		}
+		if _, err := redirect.ParseArgs([]string{"--timeout=1s"}); err == nil {
+			t.Error("redirect settings accept --timeout")
+		}
+	})
+}
+
+// waitFor waits until file exists; if it does not within 20 s, it stops cmd
+// and fails t with cmd's output.
+func waitFor(t *testing.T, file string, cmd *exec.Cmd, out *bytes.Buffer) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(file); err == nil {
+			return
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	t.Fatalf("%s never appeared:\n%s", file, out)
 }

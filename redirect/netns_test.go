@@ -26,6 +26,9 @@ import (
 var redirectorBin string
 
 func TestMain(m *testing.M) {
+	if ids := os.Getenv(asContainerEnv); ids != "" {
+		execAsContainer(ids, os.Args[1:])
+	}
 	os.Exit(func() int {
 		if os.Geteuid() == 0 {
 			dir, err := os.MkdirTemp("", "redirector")

@@ -1,6 +1,7 @@
 package redirect
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -26,8 +27,6 @@ func (r PortRange) iptablesSpec() string {
 	}
 	return fmt.Sprintf("%d:%d", r.First, r.Last)
 }
-
-func (r PortRange) overlaps(o PortRange) bool { return r.First <= o.Last && o.First <= r.Last }
 
 // contains reports whether port p lies in the range.
 func (r PortRange) contains(p uint16) bool { return r.First <= p && p <= r.Last }
@@ -65,10 +64,28 @@ func ParsePortList(s string) (PortList, error) {
 	return l, nil
 }
 
+// The most a list value (an annotation or a flag) may hold. Both bounds are
+// checked before anything is parsed, so the cost of refusing any value is
+// bounded; the RedirectPolicy's CEL checks the same numbers first.
+const (
+	// MaxListBytes is the longest list value, in bytes.
+	MaxListBytes = 4096
+	// MaxListEntries is the most comma-separated entries a list value may
+	// have, counted before empty ones are dropped: count(",") + 1.
+	MaxListEntries = 256
+)
+
 // parseList reads the list syntax shared by ports and CIDRs: "*" alone means
 // all; otherwise comma-separated entries, trimmed, empty ones ignored, each
-// read by parse.
+// read by parse. Values longer than MaxListBytes or with more than
+// MaxListEntries entries are refused before any entry is read.
 func parseList[T any](s string, parse func(string) (T, error)) (all bool, items []T, err error) {
+	if len(s) > MaxListBytes {
+		return false, nil, fmt.Errorf("the list is %d bytes long, more than the %d allowed", len(s), MaxListBytes)
+	}
+	if n := strings.Count(s, ",") + 1; n > MaxListEntries {
+		return false, nil, fmt.Errorf("the list has %d entries, more than the %d allowed", n, MaxListEntries)
+	}
 	if strings.TrimSpace(s) == "*" {
 		return true, nil, nil
 	}
@@ -78,7 +95,7 @@ func parseList[T any](s string, parse func(string) (T, error)) (all bool, items 
 			continue
 		}
 		if entry == "*" {
-			return false, nil, fmt.Errorf("%q: \"*\" must stand alone, not in a list", s)
+			return false, nil, errors.New(`"*" must stand alone, not in a list`)
 		}
 		item, err := parse(entry)
 		if err != nil {
@@ -103,7 +120,7 @@ func parsePortRange(entry string) (PortRange, error) {
 		return PortRange{}, err
 	}
 	if hi < lo {
-		return PortRange{}, fmt.Errorf("%q: range end is below its start", entry)
+		return PortRange{}, fmt.Errorf("%s: range end is below its start", quoteShort(entry))
 	}
 	return PortRange{lo, hi}, nil
 }
@@ -112,10 +129,10 @@ func parsePort(s, entry string) (uint16, error) {
 	s = strings.TrimSpace(s)
 	n, err := strconv.ParseUint(s, 10, 32)
 	if err != nil || s == "" || s[0] == '+' {
-		return 0, fmt.Errorf("%q is not a port number or range (want 1-65535, or first-last)", entry)
+		return 0, fmt.Errorf("%s is not a port number or range (want 1-65535, or first-last)", quoteShort(entry))
 	}
 	if n < 1 || n > 65535 {
-		return 0, fmt.Errorf("port %d in %q is out of range 1-65535", n, entry)
+		return 0, fmt.Errorf("port %d in %s is out of range 1-65535", n, quoteShort(entry))
 	}
 	return uint16(n), nil
 }
@@ -150,13 +167,27 @@ func (l PortList) Contains(p uint16) bool {
 	return l.All || slices.ContainsFunc(l.Ranges, func(r PortRange) bool { return r.contains(p) })
 }
 
-// overlap returns the first entry of l that overlaps an entry of o.
+// overlap returns the ports of one entry of l that are also in an entry of
+// o, if any. Both lists are sorted by first port, so one merge sweep finds
+// it: every range is visited once, in order of its first port, remembering
+// the entry reaching furthest of each list so far; a range starting at or
+// before where the other list's furthest entry ends overlaps it.
 func (l PortList) overlap(o PortList) (PortRange, bool) {
-	for _, r := range l.Ranges {
-		for _, q := range o.Ranges {
-			if r.overlaps(q) {
-				return r, true
-			}
+	var furthest [2]*PortRange // of l and of o, among the ranges visited
+	lists := [2][]PortRange{l.Ranges, o.Ranges}
+	var next [2]int
+	for next[0] < len(lists[0]) || next[1] < len(lists[1]) {
+		i := 0 // the list whose next range starts first
+		if next[0] == len(lists[0]) || next[1] < len(lists[1]) && lists[1][next[1]].First < lists[0][next[0]].First {
+			i = 1
+		}
+		r := &lists[i][next[i]]
+		next[i]++
+		if f := furthest[1-i]; f != nil && r.First <= f.Last {
+			return PortRange{r.First, min(r.Last, f.Last)}, true
+		}
+		if furthest[i] == nil || r.Last > furthest[i].Last {
+			furthest[i] = r
 		}
 	}
 	return PortRange{}, false

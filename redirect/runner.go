@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"syscall"
 )
 
 // Runner runs one program with arguments and standard input and returns its
@@ -16,17 +17,26 @@ type Runner interface {
 }
 
 // ExecRunner runs programs found on PATH.
-type ExecRunner struct{}
+type ExecRunner struct {
+	// SysProcAttr, when set, is every program's (for example, the
+	// capabilities it inherits). Default none.
+	SysProcAttr *syscall.SysProcAttr
+}
 
-// Run implements Runner. A failure's error includes the program's stderr.
-func (ExecRunner) Run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
+// Run implements Runner. The program is killed when ctx ends, and the error
+// then wraps ctx's. A failure's error includes the program's stderr.
+func (r ExecRunner) Run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.SysProcAttr = r.SysProcAttr
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		}
 		return stdout.Bytes(), &CommandError{Command: name, Stderr: strings.TrimSpace(stderr.String()), Err: err}
 	}
 	return stdout.Bytes(), nil

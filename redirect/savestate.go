@@ -17,6 +17,18 @@ type tableState struct {
 	lines []string
 	// jumps are the subset of lines outside meshinit chains.
 	jumps []string
+	// userChains are the other chains in nat that are not built in.
+	userChains []string
+	// others are the rules of other owners that see packets before or
+	// instead of meshinit's: those in nat's PREROUTING and OUTPUT, where
+	// meshinit's jumps are appended, and every raw rule (raw has only those
+	// two built-in chains). findConflicts decides which are in the way.
+	others []tableRule
+}
+
+// tableRule is one "-A CHAIN spec" line of iptables-save and its table.
+type tableRule struct {
+	table, line string
 }
 
 // parseSave reads iptables-save output (all tables or only nat).
@@ -29,36 +41,31 @@ func parseSave(text string) tableState {
 		case strings.HasPrefix(line, "*"):
 			table = line[1:]
 		case strings.HasPrefix(line, ":") && table == "nat":
-			name, _, _ := strings.Cut(line[1:], " ")
-			if strings.HasPrefix(name, ChainPrefix) {
+			name, policy, _ := strings.Cut(line[1:], " ")
+			switch {
+			case strings.HasPrefix(name, ChainPrefix):
 				st.chains = append(st.chains, name)
+			case strings.HasPrefix(policy, "-"):
+				st.userChains = append(st.userChains, name)
 			}
 		case strings.HasPrefix(line, "-A "):
 			st.ruleCount++
-			if table != "nat" {
-				continue
-			}
 			chain, _, _ := strings.Cut(line[3:], " ")
 			switch {
+			case table == "raw":
+				st.others = append(st.others, tableRule{table, line})
+			case table != "nat":
 			case strings.HasPrefix(chain, ChainPrefix):
 				st.lines = append(st.lines, line)
 			case strings.HasPrefix(jumpTarget(line), ChainPrefix):
 				st.lines = append(st.lines, line)
 				st.jumps = append(st.jumps, line)
+			case chain == "PREROUTING" || chain == "OUTPUT":
+				st.others = append(st.others, tableRule{table, line})
 			}
 		}
 	}
 	return st
-}
-
-// jumpTarget returns the chain a save line jumps to, or "".
-func jumpTarget(line string) string {
-	_, after, ok := strings.Cut(line, " -j ")
-	if !ok {
-		return ""
-	}
-	target, _, _ := strings.Cut(after, " ")
-	return target
 }
 
 // restoreScript returns the iptables-restore --noflush input that turns the

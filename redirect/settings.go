@@ -155,28 +155,40 @@ func (c Config) Fingerprint() string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// BindFlags registers every setting as a flag on fs, writing into c. Values
-// already in c are the flags' defaults.
-func BindFlags(fs *flag.FlagSet, c *Config) {
+// ParseFlags registers every setting as a flag on fs (which may hold flags
+// of its own), parses args over Defaults and validates the result. Errors
+// name the flag and quote at most the start of its value: a value that
+// cannot be used does not stop fs.Parse, whose own error would quote it
+// whole, but is reported as a *SettingError once fs.Parse has returned.
+func ParseFlags(fs *flag.FlagSet, args []string) (Config, error) {
+	c := Defaults()
+	var errs []error
 	for _, s := range settings {
-		fs.Func(s.key, fmt.Sprintf("%s (default %q)", s.usage, s.get(c)), func(v string) error { return s.set(c, v) })
+		fs.Func(s.key, fmt.Sprintf("%s (default %q)", s.usage, s.get(&c)), func(v string) error {
+			if err := s.set(&c, v); err != nil {
+				errs = append(errs, &SettingError{Key: s.key, Value: v, Err: err})
+			}
+			return nil
+		})
 	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if len(errs) > 0 {
+		return c, joinErrors(errs)
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %s: settings are flags like --include-inbound-ports=80", quoteShort(fs.Arg(0)))
+	}
+	return c, c.Validate()
 }
 
 // ParseArgs parses redirector flags over Defaults and validates the result.
 // Errors name the flag and its value.
 func ParseArgs(args []string) (Config, error) {
-	c := Defaults()
 	fs := flag.NewFlagSet("redirector", flag.ContinueOnError)
 	fs.SetOutput(discard{})
-	BindFlags(fs, &c)
-	if err := fs.Parse(args); err != nil {
-		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q: settings are flags like --include-inbound-ports=80", fs.Arg(0))
-	}
-	return c, c.Validate()
+	return ParseFlags(fs, args)
 }
 
 type discard struct{}

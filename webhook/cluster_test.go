@@ -96,7 +96,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		injected = mustCreate(t, "enabled", testPod("web", nil, nil))
 		wantInit(t, injected, webhook.ContainerName, "migrate")
 		ic := injected.Spec.InitContainers[0]
-		if caps := ic.SecurityContext.Capabilities; len(caps.Add) != 2 || caps.Drop[0] != "ALL" || *ic.SecurityContext.RunAsUser != 0 {
+		if caps := ic.SecurityContext.Capabilities; len(caps.Add) != 2 || caps.Drop[0] != "ALL" || *ic.SecurityContext.RunAsUser != 65532 || !*ic.SecurityContext.RunAsNonRoot || !*ic.SecurityContext.ReadOnlyRootFilesystem {
 			t.Errorf("securityContext %+v", ic.SecurityContext)
 		}
 		if ic.Args[0] != "apply" || injected.Annotations[webhook.StatusAnnotation] == "" {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/meshinit/meshinit/redirect"
 )
@@ -23,8 +24,12 @@ commands:
   cleanup   remove meshinit's chains and rules, and nothing else
   version   print the version
 
-Run "redirector apply -h" for the flags.
+Run "redirector apply -h" for the flags. apply and cleanup give up after
+--timeout (default 1m); an apply that fails removes the rules it applied.
 `
+
+// DefaultTimeout is --timeout's default: how long apply and cleanup may take.
+const DefaultTimeout = time.Minute
 
 // Main runs the redirector with args (without the program name) and returns
 // the exit code: 0 only when the command fully succeeded.
@@ -35,11 +40,17 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	name, args := args[0], args[1:]
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	var err error
 	switch name {
 	case "apply", "print":
+		timeout := DefaultTimeout
+		if name == "apply" {
+			fs.DurationVar(&timeout, "timeout", DefaultTimeout, "give up, and remove the rules applied so far, after this long")
+		}
 		var cfg redirect.Config
-		if cfg, err = parseConfig(name, args, stderr); err != nil {
+		if cfg, err = redirect.ParseFlags(fs, args); err != nil {
 			break
 		}
 		plan := redirect.NewPlan(cfg)
@@ -48,10 +59,15 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			break
 		}
 		log.Info("applying", "version", Version, "config", cfg.Fingerprint(), "args", cfg.Args())
-		err = redirect.Apply(ctx, plan, redirect.Options{Logger: log})
+		err = withTimeout(ctx, timeout, func(ctx context.Context) error {
+			return redirect.Apply(ctx, plan, redirect.Options{Runner: runner(log), Logger: log})
+		})
 	case "cleanup":
-		if err = flag.NewFlagSet("cleanup", flag.ContinueOnError).Parse(args); err == nil {
-			err = redirect.Cleanup(ctx, redirect.Options{Logger: log})
+		timeout := fs.Duration("timeout", DefaultTimeout, "give up after this long")
+		if err = fs.Parse(args); err == nil {
+			err = withTimeout(ctx, *timeout, func(ctx context.Context) error {
+				return redirect.Cleanup(ctx, redirect.Options{Runner: runner(log), Logger: log})
+			})
 		}
 	case "version":
 		_, err = fmt.Fprintln(stdout, Version)
@@ -74,16 +90,21 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func parseConfig(name string, args []string, stderr io.Writer) (redirect.Config, error) {
-	cfg := redirect.Defaults()
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	redirect.BindFlags(fs, &cfg)
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
+// withTimeout runs f with ctx bounded by --timeout, and says in its error
+// when that deadline, or a signal (ctx), ended the work.
+func withTimeout(ctx context.Context, timeout time.Duration, f func(context.Context) error) error {
+	if timeout <= 0 {
+		return fmt.Errorf("invalid --timeout %s: must be positive", timeout)
 	}
-	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected argument %q: settings are flags like --include-inbound-ports=80", fs.Arg(0))
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := f(tctx)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		err = fmt.Errorf("stopped by a signal before it finished: %w", err)
+	case tctx.Err() != nil:
+		err = fmt.Errorf("the deadline passed (--timeout=%s) before it finished: %w", timeout, err)
 	}
-	return cfg, cfg.Validate()
+	return err
 }

@@ -12,5 +12,11 @@
 // packages apt resolves from iptables' dependencies, so the list cannot
 // silently rot: a library that goes missing fails the build.
 //
+// It runs as a non-root user, User (65532:0), with a read-only root file
+// system and no_new_privs, as the webhook's init container does: the
+// redirector carries the file capabilities RedirectorCapabilities
+// (security.capability, a PAX record in its layer) and passes them to
+// iptables; the legacy backend's lock file, XtablesLock, is in the image.
+//
 // Start with Build; hack/images is the command that runs it.
 package image

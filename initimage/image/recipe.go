@@ -12,8 +12,10 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"golang.org/x/sys/unix"
 
 	"github.com/meshinit/meshinit/internal/ociimage"
+	"github.com/meshinit/meshinit/redirect"
 )
 
 const (
@@ -27,7 +29,23 @@ const (
 	DebianSuite = "bookworm"
 	// Source is the org.opencontainers.image.source label.
 	Source = "https://github.com/meshinit/meshinit"
+	// XtablesLock is the legacy backend's lock file, in the image so that
+	// a read-only root file system needs no volume for it.
+	XtablesLock = "/run/xtables.lock"
 )
+
+// User is the image's user: redirect.RedirectorUID and RedirectorGID.
+var User = fmt.Sprintf("%d:%d", redirect.RedirectorUID, redirect.RedirectorGID)
+
+// RedirectorCapabilities are the redirector's file capabilities,
+// cap_net_admin,cap_net_raw+p: run as a non-root user, it starts with
+// NET_ADMIN and NET_RAW permitted (not effective: it never uses them
+// itself) and hands them to iptables as ambient capabilities. Under
+// no_new_privs (allowPrivilegeEscalation: false) the kernel grants file
+// capabilities only up to what the process held before execve, which is
+// what the container's securityContext adds: runc puts those in the
+// permitted set of the container's first process.
+var RedirectorCapabilities = ociimage.FileCapabilities(false, unix.CAP_NET_ADMIN, unix.CAP_NET_RAW)
 
 // Options of Build. The zero value of each field means its default.
 type Options struct {
@@ -94,8 +112,14 @@ func Build(ctx context.Context, opts Options) (v1.Image, error) {
 	}
 	base = append(base,
 		ociimage.Dir("/run", 0o755),
+		// The legacy backend's lock: iptables-legacy-restore opens it with
+		// O_CREAT, which on a read-only root succeeds only when it exists,
+		// and as a non-root user only when it may read it.
+		ociimage.RegularFile(XtablesLock, 0o644, nil),
 		ociimage.Dir("/tmp", fs.ModeSticky|0o777),
-		ociimage.RegularFile("/etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")),
+		ociimage.RegularFile("/etc/passwd", 0o644, []byte(fmt.Sprintf("root:x:0:0:root:/root:/usr/sbin/nologin\n"+
+			"redirector:x:%d:%d:meshinit redirector:/nonexistent:/usr/sbin/nologin\n"+
+			"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n", redirect.RedirectorUID, redirect.RedirectorGID))),
 		ociimage.RegularFile("/etc/group", 0o644, []byte("root:x:0:\nnogroup:x:65534:\n")),
 	)
 	layerOpts := ociimage.LayerOptions{ModTime: opts.Created}
@@ -103,16 +127,16 @@ func Build(ctx context.Context, opts Options) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	appLayer, err := ociimage.NewLayer([]ociimage.File{
-		ociimage.CopyFile(RedirectorPath, opts.Redirector, 0o755),
-	}, layerOpts)
+	redirector := ociimage.CopyFile(RedirectorPath, opts.Redirector, 0o755)
+	redirector.Xattrs = map[string]string{ociimage.XattrCapability: RedirectorCapabilities}
+	appLayer, err := ociimage.NewLayer([]ociimage.File{redirector}, layerOpts)
 	if err != nil {
 		return nil, err
 	}
 	return ociimage.NewImage(ociimage.Config{
 		Platform:   opts.Platform,
 		Entrypoint: []string{RedirectorPath},
-		User:       "0:0",
+		User:       User,
 		Labels: map[string]string{
 			ociimage.LabelSource:      Source,
 			ociimage.LabelVersion:     opts.Version,

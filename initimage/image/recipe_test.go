@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"debug/elf"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"golang.org/x/sys/unix"
 
 	"github.com/meshinit/meshinit/internal/ociimage"
 )
@@ -64,7 +66,7 @@ func TestImage(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := cf.Config
-		if !slices.Equal(c.Entrypoint, []string{RedirectorPath}) || c.User != "0:0" || cf.Architecture != p.GOARCH || cf.OS != "linux" {
+		if !slices.Equal(c.Entrypoint, []string{RedirectorPath}) || c.User != "65532:0" || cf.Architecture != p.GOARCH || cf.OS != "linux" {
 			t.Errorf("entrypoint %q user %q platform %s/%s", c.Entrypoint, c.User, cf.OS, cf.Architecture)
 		}
 		if c.Labels[ociimage.LabelSource] != Source || c.Labels[ociimage.LabelVersion] != testVersion {
@@ -83,6 +85,17 @@ func TestImage(t *testing.T) {
 	})
 
 	t.Run("contents", func(t *testing.T) { checkContents(t, rootfs, p) })
+
+	t.Run("file capabilities and lock file", func(t *testing.T) {
+		buf := make([]byte, 64)
+		n, err := unix.Getxattr(filepath.Join(rootfs, RedirectorPath), ociimage.XattrCapability, buf)
+		if err != nil || string(buf[:n]) != ociimage.FileCapabilities(false, unix.CAP_NET_ADMIN, unix.CAP_NET_RAW) {
+			t.Errorf("%s: %s %x, %v; want cap_net_admin,cap_net_raw+p", RedirectorPath, ociimage.XattrCapability, buf[:n], err)
+		}
+		if fi, err := os.Lstat(filepath.Join(rootfs, XtablesLock)); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o644 {
+			t.Errorf("%s: %v, %v; want a regular file, 0644", XtablesLock, fi, err)
+		}
+	})
 
 	// What a container runtime adds: /proc and /dev/null.
 	must(t, os.MkdirAll(filepath.Join(rootfs, "proc"), 0o555))
@@ -110,6 +123,38 @@ func TestImage(t *testing.T) {
 					}
 				})
 			}
+		}
+	})
+
+	t.Run("as the init container: runc, non-root, read-only root, no_new_privs", func(t *testing.T) {
+		cf, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range []string{"nft", "legacy"} {
+			t.Run(mode, func(t *testing.T) {
+				ns := inNetns(t, rootfs)
+				// A legacy rule outside nat makes auto mode choose legacy,
+				// which the redirector can only see with GID 0.
+				if mode == "legacy" {
+					hostIn(t, ns, "iptables-legacy", "-t", "filter", "-A", "INPUT", "-p", "tcp", "--dport", "9", "-j", "ACCEPT")
+				}
+				out := runc(t, ns, rootfs, cf.Config, RedirectorPath, "apply", "--ipv6=on")
+				for _, want := range []string{`uid=65532 gid=0 "capabilities for iptables"="[NET_ADMIN NET_RAW]"`, "backend=" + mode, "apply done"} {
+					if !strings.Contains(out, want) {
+						t.Errorf("log lacks %q:\n%s", want, out)
+					}
+				}
+				for _, fam := range []string{"iptables", "ip6tables"} {
+					if saved := hostIn(t, ns, fam+"-"+mode+"-save", "-t", "nat"); !strings.Contains(saved, "-j REDIRECT --to-ports 15001") {
+						t.Errorf("after apply, %s-%s-save shows no redirect to 15001:\n%s", fam, mode, saved)
+					}
+				}
+				runc(t, ns, rootfs, cf.Config, RedirectorPath, "cleanup")
+				if saved := hostIn(t, ns, "iptables-"+mode+"-save", "-t", "nat"); strings.Contains(saved, "MESHINIT") {
+					t.Errorf("after cleanup:\n%s", saved)
+				}
+			})
 		}
 	})
 
@@ -334,6 +379,68 @@ func (r netnsRunner) okIn(t *testing.T, stdin string, args ...string) string {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("in the image: %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// hostIn runs a host program in r's network namespace.
+func hostIn(t *testing.T, r netnsRunner, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("ip", append([]string{"netns", "exec", r.name}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// runc runs args in the unpacked image with runc, in r's network namespace,
+// as the kubelet and containerd run the init container the webhook builds:
+// the image's user and environment, only NET_ADMIN and NET_RAW (bounding,
+// permitted, effective), no_new_privs, a read-only root file system.
+// It fails t unless the program exits 0, and returns its output.
+func runc(t *testing.T, r netnsRunner, rootfs string, cfg v1.Config, args ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("runc"); err != nil {
+		t.Fatalf("runc is needed to run the image as a container: %v (hack/install-debian-packages.sh --cluster installs it)", err)
+	}
+	var uid, gid int
+	if _, err := fmt.Sscanf(cfg.User, "%d:%d", &uid, &gid); err != nil {
+		t.Fatalf("image user %q: %v", cfg.User, err)
+	}
+	caps := []string{"CAP_NET_ADMIN", "CAP_NET_RAW"}
+	spec := map[string]any{
+		"ociVersion": "1.0.2",
+		"process": map[string]any{
+			"user": map[string]any{"uid": uid, "gid": gid},
+			"args": args, "env": cfg.Env, "cwd": "/",
+			"capabilities":    map[string]any{"bounding": caps, "permitted": caps, "effective": caps},
+			"noNewPrivileges": true,
+		},
+		"root": map[string]any{"path": rootfs, "readonly": true},
+		"mounts": []map[string]any{
+			{"destination": "/proc", "type": "proc", "source": "proc"},
+			{"destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
+			{"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": []string{"nosuid", "noexec", "nodev", "ro"}},
+		},
+		"linux": map[string]any{
+			"namespaces": []map[string]any{{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"},
+				{"type": "network", "path": "/run/netns/" + r.name}},
+			"maskedPaths":   []string{"/proc/kcore", "/proc/keys", "/proc/timer_list", "/sys/firmware"},
+			"readonlyPaths": []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"},
+		},
+	}
+	bundle := t.TempDir()
+	b, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, os.WriteFile(filepath.Join(bundle, "config.json"), b, 0o644))
+	id := fmt.Sprintf("meshinit-image-test-%d-%d", os.Getpid(), netnsCount.Add(1))
+	cmd := exec.Command("runc", "--root", filepath.Join(bundle, "state"), "run", "--bundle", bundle, id)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		exec.Command("runc", "--root", filepath.Join(bundle, "state"), "delete", "--force", id).Run()
+		t.Fatalf("runc run %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out)
 }

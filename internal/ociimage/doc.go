@@ -11,7 +11,8 @@
 //   - elf.go: find the shared libraries (and loader) that ELF programs need,
 //     by reading DT_NEEDED, inside an unpacked root.
 //   - layer.go: a layer from a list of files, reproducibly: sorted entries,
-//     fixed modification times, owner root.
+//     fixed modification times, owner root, extended attributes as PAX
+//     records; caps.go: file capabilities, one such attribute.
 //   - image.go: an image from layers plus a config (entrypoint, env, user,
 //     labels), with fixed creation time.
 //   - archive.go: write an image or an image index as an OCI archive with a

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -34,7 +35,14 @@ type File struct {
 	Data []byte
 	// Link is a symbolic link's target, kept as is (relative or absolute).
 	Link string
+	// Xattrs are a regular file's extended attributes, name to value (for
+	// example XattrCapability), carried as PAX records
+	// "SCHILY.xattr.<name>", which container runtimes apply on unpacking.
+	Xattrs map[string]string
 }
+
+// paxXattr prefixes an extended attribute's name in a PAX record.
+const paxXattr = "SCHILY.xattr."
 
 // RegularFile is a file with the given content.
 func RegularFile(p string, perm fs.FileMode, data []byte) File {
@@ -146,6 +154,9 @@ func normalize(files []File) ([]File, error) {
 		if f.Path == "/" {
 			continue
 		}
+		if len(f.Xattrs) > 0 && !f.Mode.IsRegular() {
+			return nil, fmt.Errorf("layer: %s: extended attributes on a %v, only regular files may have them", f.Path, f.Mode.Type())
+		}
 		if f.Mode&^(modeBits|fs.ModeType) != 0 {
 			return nil, fmt.Errorf("layer: %s: unsupported mode %v (octal %o; special bits are fs.ModeSetuid, fs.ModeSetgid, fs.ModeSticky)", f.Path, f.Mode, uint32(f.Mode))
 		}
@@ -178,7 +189,7 @@ func normalize(files []File) ([]File, error) {
 }
 
 func sameEntry(a, b File) bool {
-	return a.Mode == b.Mode && a.Link == b.Link && a.Source == b.Source && bytes.Equal(a.Data, b.Data)
+	return a.Mode == b.Mode && a.Link == b.Link && a.Source == b.Source && bytes.Equal(a.Data, b.Data) && maps.Equal(a.Xattrs, b.Xattrs)
 }
 
 func writeTar(w io.Writer, entries []File, mtime time.Time) error {
@@ -207,6 +218,12 @@ func writeTar(w io.Writer, entries []File, mtime time.Time) error {
 				}
 			}
 			h.Size = int64(len(data))
+			for name, value := range f.Xattrs {
+				if h.PAXRecords == nil {
+					h.PAXRecords = map[string]string{}
+				}
+				h.PAXRecords[paxXattr+name] = value
+			}
 		default:
 			return fmt.Errorf("layer: %s: unsupported file type %v", f.Path, f.Mode.Type())
 		}

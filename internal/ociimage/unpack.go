@@ -8,14 +8,17 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"golang.org/x/sys/unix"
 )
 
 // Unpack writes img's root file system (its layers flattened) into dir, as
 // a container runtime would: modes including setuid and sticky bits,
-// symbolic and hard links; owners too when running as root. dir must be
+// symbolic and hard links, regular files' extended attributes; owners too
+// when running as root (which setting security.* attributes also needs). dir must be
 // empty or absent. Entries escaping dir are refused.
 func Unpack(img v1.Image, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -61,6 +64,9 @@ func Unpack(img v1.Image, dir string) error {
 			if err == nil {
 				err = os.Chmod(target, mode&modeBits)
 			}
+			if err == nil {
+				err = setXattrs(target, h.PAXRecords) // last: chown clears file capabilities
+			}
 		case tar.TypeSymlink:
 			err = os.Symlink(h.Linkname, target)
 		case tar.TypeLink:
@@ -82,6 +88,18 @@ func Unpack(img v1.Image, dir string) error {
 	for i := len(dirs) - 1; i >= 0; i-- {
 		if err := os.Chmod(dirs[i].path, dirs[i].mode); err != nil {
 			return fmt.Errorf("unpack: %w", err)
+		}
+	}
+	return nil
+}
+
+// setXattrs sets the extended attributes a tar header's PAX records carry.
+func setXattrs(path string, pax map[string]string) error {
+	for k, v := range pax {
+		if name, ok := strings.CutPrefix(k, paxXattr); ok {
+			if err := unix.Lsetxattr(path, name, []byte(v), 0); err != nil {
+				return fmt.Errorf("extended attribute %s: %w", name, err)
+			}
 		}
 	}
 	return nil

@@ -1,0 +1,149 @@
+package redirect
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// conflict is a rule of another owner that would take TCP traffic meshinit
+// must redirect before meshinit's own rules see it.
+type conflict struct {
+	backend backend
+	rule    tableRule
+	why     string
+}
+
+func (c conflict) String() string {
+	return fmt.Sprintf("%s %s table %q (%s)", c.backend, c.rule.table, c.rule.line, c.why)
+}
+
+// findConflicts returns the rules of other owners in one backend's tables
+// (st, read from b) that are in meshinit's way. It is pure.
+//
+// meshinit appends its jumps to nat PREROUTING and OUTPUT, so every rule of
+// another owner there comes first; and both backends' nat chains see every
+// packet, in an order meshinit cannot choose. Such a rule is in the way when
+// it may match TCP and either ends the chain (ACCEPT, RETURN, REDIRECT, DNAT,
+// ...) or jumps to another chain, which may do so: the connection is then
+// redirected elsewhere, or not at all. Targets that only note a packet and
+// go on (LOG, NFLOG, MARK, ...) are not in the way. In raw, a NOTRACK or
+// CT --notrack rule that may match TCP is in the way: untracked packets skip
+// the nat table altogether.
+func findConflicts(b backend, st tableState) []conflict {
+	var out []conflict
+	for _, r := range st.others {
+		if why := inTheWay(r, st.userChains); why != "" {
+			out = append(out, conflict{b, r, why})
+		}
+	}
+	return out
+}
+
+// nonTerminating are targets that let a packet go on to the next rule.
+var nonTerminating = []string{"LOG", "NFLOG", "ULOG", "TRACE", "AUDIT", "MARK", "CONNMARK", "SECMARK", "CONNSECMARK"}
+
+// inTheWay says why rule r keeps TCP traffic from meshinit's rules, or ""
+// when it does not. userChains are nat's chains that are not built in.
+func inTheWay(r tableRule, userChains []string) string {
+	args := saveArgs(r.line)
+	if !mayMatchTCP(args) {
+		return ""
+	}
+	flag, target, targetArgs := targetOf(args)
+	switch {
+	case r.table == "raw" && (target == "NOTRACK" || target == "CT" && slices.Contains(targetArgs, "--notrack")):
+		return "untracked packets skip NAT, so meshinit's redirect never sees them"
+	case r.table != "nat", target == "", slices.Contains(nonTerminating, target):
+		return ""
+	case flag == "-g":
+		return "goes to chain " + target + " before meshinit's jump"
+	case slices.Contains(userChains, target):
+		return "jumps to chain " + target + " before meshinit's jump"
+	case target == "ACCEPT" || target == "RETURN":
+		return target + " ends the chain before meshinit's jump"
+	}
+	return target + " takes the connection before meshinit's jump"
+}
+
+// mayMatchTCP reports whether a rule's protocol match lets TCP through:
+// no -p, -p tcp (or 6, or all), or a negated protocol other than TCP.
+func mayMatchTCP(args []string) bool {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] != "-p" {
+			continue
+		}
+		tcp := slices.Contains([]string{"tcp", "6", "all", "0"}, strings.ToLower(args[i+1]))
+		negated := i > 0 && args[i-1] == "!"
+		return tcp != negated
+	}
+	return true
+}
+
+// targetOf returns a rule's target flag (-j or -g), the target and the
+// arguments after it, or "" when the rule has no target.
+func targetOf(args []string) (flag, target string, targetArgs []string) {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "-j" || args[i] == "-g" {
+			return args[i], args[i+1], args[i+2:]
+		}
+	}
+	return "", "", nil
+}
+
+// jumpTarget returns the chain or target a save line jumps to, or "".
+func jumpTarget(line string) string {
+	_, target, _ := targetOf(saveArgs(line))
+	return target
+}
+
+// saveArgs splits an iptables-save line into its arguments, undoing the
+// quoting iptables-save applies to arguments with spaces (a comment, say):
+// "..." with \" and \\ inside. A quoted "-j" is an argument, not a target.
+func saveArgs(line string) []string {
+	var args []string
+	var cur strings.Builder
+	inArg, quoted := false, false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quoted && c == '\\' && i+1 < len(line):
+			i++
+			cur.WriteByte(line[i])
+		case c == '"':
+			quoted, inArg = !quoted, true
+		case c == ' ' && !quoted:
+			if inArg {
+				args = append(args, cur.String())
+				cur.Reset()
+				inArg = false
+			}
+		default:
+			cur.WriteByte(c)
+			inArg = true
+		}
+	}
+	if inArg {
+		args = append(args, cur.String())
+	}
+	return args
+}
+
+// maxConflictsShown bounds how many rules an error lists.
+const maxConflictsShown = 8
+
+// conflictError explains conflicts found before applying and what to do.
+func conflictError(cs []conflict) error {
+	shown := make([]string, 0, maxConflictsShown)
+	for _, c := range cs[:min(len(cs), maxConflictsShown)] {
+		shown = append(shown, c.String())
+	}
+	more := ""
+	if len(cs) > maxConflictsShown {
+		more = fmt.Sprintf("; and %d more", len(cs)-maxConflictsShown)
+	}
+	return fmt.Errorf("not applying: %d rule(s) of another owner would take the TCP traffic meshinit must redirect, so the proxy would not get it: %s%s; "+
+		"a pod can have only one traffic redirect: remove whatever adds these rules (another mesh's init container or CNI plugin, or an init container of the pod), "+
+		"or opt the pod out of meshinit; nothing was changed",
+		len(cs), strings.Join(shown, "; "), more)
+}
