@@ -27,10 +27,16 @@ func TestReadPod(t *testing.T) {
 		{name: "null pod", in: `null`, want: func(p *corev1.Pod) bool { return p.Name == "" }},
 		{name: "escaped key", in: `{"meta\u0064ata":{"name":"a"}}`, want: func(p *corev1.Pod) bool { return p.Name == "a" }},
 		{name: "other case", in: `{"Metadata":{"name":"a"},"spec":{"Containers":[{}]}}`, want: func(p *corev1.Pod) bool { return p.Name == "" && p.Spec.Containers == nil }},
+		{name: "invalid UTF-8 as encoding/json reads it", in: "{\"metadata\":{\"name\":\"a\xffb\",\"annotations\":{\"\x84\":\"\xe2\x82\"}},\"spec\":{\"containers\":[{\"name\":\"\xc0\"}]}}",
+			want: func(p *corev1.Pod) bool {
+				return p.Name == "a\uFFFDb" && p.Annotations["\uFFFD"] == "\uFFFD\uFFFD" && p.Spec.Containers[0].Name == "\uFFFD"
+			}},
+		{name: "surrogate escapes as encoding/json reads them", in: `{"metadata":{"name":"\ud800\ud800\udc00","labels":{"\udc00":"\ud83d\ude00"}}}`,
+			want: func(p *corev1.Pod) bool { return p.Name == "\uFFFD\U00010000" && p.Labels["\uFFFD"] == "\U0001F600" }},
 		{name: "duplicate spec", in: `{"spec":{"containers":[{}]},"spec":null}`, err: `duplicate field "spec"`},
 		{name: "duplicate name", in: `{"metadata":{"name":"a","name":"b"}}`, err: `duplicate field "metadata.name"`},
 		{name: "label not a string", in: `{"metadata":{"labels":{"a":1}}}`, err: "ReadString"},
-		{name: "containers not a list", in: `{"spec":{"containers":"no"}}`, err: "decode slice"},
+		{name: "containers not a list", in: `{"spec":{"containers":"no"}}`, err: "ReadArrayCB"},
 		{name: "container name not a string", in: `{"spec":{"containers":[{"name":1}]}}`, err: "ReadString"},
 		{name: "hostNetwork not a bool", in: `{"spec":{"hostNetwork":"yes"}}`, err: "ReadBool"},
 		{name: "not an object", in: `[]`, err: "ReadObjectCB"},
@@ -66,19 +72,29 @@ func FuzzReadPod(f *testing.F) {
 		if err != nil || wantErr != nil || len(strict) > 0 {
 			return
 		}
-		names := func(cs []corev1.Container) []string {
-			var n []string
-			for _, c := range cs {
-				n = append(n, c.Name)
-			}
-			return n
-		}
-		if got.Name != want.Name || got.GenerateName != want.GenerateName || got.Namespace != want.Namespace ||
-			!reflect.DeepEqual(got.Labels, want.Labels) || !reflect.DeepEqual(got.Annotations, want.Annotations) ||
-			got.Spec.HostNetwork != want.Spec.HostNetwork ||
-			!reflect.DeepEqual(names(got.Spec.Containers), names(want.Spec.Containers)) ||
-			!reflect.DeepEqual(names(got.Spec.InitContainers), names(want.Spec.InitContainers)) {
-			t.Errorf("readPod %+v\nwant    %+v", got, want)
+		if g, w := viewOf(got), viewOf(&want); !reflect.DeepEqual(g, w) {
+			t.Errorf("readPod %+v\nwant    %+v", g, w)
 		}
 	})
+}
+
+// podView is what readPod reads of a pod.
+type podView struct {
+	Name, GenerateName, Namespace string
+	Labels, Annotations           map[string]string
+	HostNetwork                   bool
+	Containers, InitContainers    []string
+}
+
+func viewOf(p *corev1.Pod) podView {
+	names := func(cs []corev1.Container) []string {
+		var n []string
+		for _, c := range cs {
+			n = append(n, c.Name)
+		}
+		return n
+	}
+	return podView{Name: p.Name, GenerateName: p.GenerateName, Namespace: p.Namespace,
+		Labels: p.Labels, Annotations: p.Annotations, HostNetwork: p.Spec.HostNetwork,
+		Containers: names(p.Spec.Containers), InitContainers: names(p.Spec.InitContainers)}
 }
