@@ -11,11 +11,13 @@ import (
 
 	jsoniter "github.com/json-iterator/go"
 	corev1 "k8s.io/api/core/v1"
+	sigsjson "sigs.k8s.io/json"
 )
 
 // readPod reads the fields of a pod the webhook looks at (metadata name,
-// generateName, namespace, labels, annotations; spec hostNetwork and the
-// names of containers and init containers) from the pod's JSON in one pass that skips
+// generateName, namespace, labels, annotations; spec hostNetwork, the names
+// of containers and init containers, and the whole of the init container
+// named ContainerName) from the pod's JSON in one pass that skips
 // everything else, which keeps a review cheap: building a whole corev1.Pod
 // costs several times more than the review's other work.
 //
@@ -58,7 +60,7 @@ func readPod(raw []byte) (*corev1.Pod, error) {
 				case "containers":
 					p.Spec.Containers = r.containers("spec.containers[].")
 				case "initContainers":
-					p.Spec.InitContainers = r.containers("spec.initContainers[].")
+					p.Spec.InitContainers = r.initContainers()
 				default:
 					return false
 				}
@@ -216,4 +218,57 @@ func (r *podReader) name(path string) string {
 		return true
 	})
 	return name
+}
+
+// initContainers reads an array of init containers (or null) like
+// containers, except that the one named ContainerName is read whole (see
+// ownContainer): the webhook compares it with the container it injects.
+func (r *podReader) initContainers() []corev1.Container {
+	var cs []corev1.Container
+	var raw []byte
+	r.it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
+		raw = skip(it, raw)
+		if it.Error != nil {
+			return false
+		}
+		cs = append(cs, r.initContainer(raw))
+		return r.err == nil
+	})
+	return cs
+}
+
+// initContainer reads the init container whose JSON is raw.
+func (r *podReader) initContainer(raw []byte) corev1.Container {
+	it := podJSON.BorrowIterator(raw)
+	defer podJSON.ReturnIterator(it)
+	sub := podReader{it: it, exact: r.exact, buf: r.buf}
+	c := corev1.Container{Name: sub.name("spec.initContainers[].")}
+	r.buf = sub.buf
+	switch {
+	case sub.err != nil:
+		r.err = sub.err
+	case it.Error != nil && !errors.Is(it.Error, io.EOF):
+		r.err = it.Error
+	case c.Name == ContainerName:
+		c, r.err = ownContainer(raw)
+	}
+	return c
+}
+
+// ownContainer decodes meshinit's init container whole, as the API server
+// does (sigs.k8s.io/json: keys case-sensitive, the last of repeated keys
+// wins). A container with a field corev1.Container does not know (from an
+// API server newer than this webhook) or with a repeated key is read as its
+// name alone: its content cannot be shown to be the canonical container's,
+// so it is replaced.
+func ownContainer(raw []byte) (corev1.Container, error) {
+	var c corev1.Container
+	strict, err := sigsjson.UnmarshalStrict(raw, &c, sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
+	if err != nil {
+		return corev1.Container{}, fmt.Errorf("decoding init container %s: %w", ContainerName, err)
+	}
+	if len(strict) > 0 {
+		return corev1.Container{Name: ContainerName}, nil
+	}
+	return c, nil
 }
