@@ -34,6 +34,13 @@ type podCase struct {
 	// Config is merged over testConfig.
 	Config map[string]any `json:"config"`
 	Pod    map[string]any `json:"pod"`
+	// Reinvoke, when set (even empty), has Pod injected first, then these
+	// JSON patch operations applied to the injected pod (what a later
+	// webhook or the pod's author changed): the case is the review of the
+	// result, as on reinvocation or when a pod is re-created from an
+	// injected one. The injected pod is the webhook's own, so these cases
+	// follow the container as it changes.
+	Reinvoke []map[string]any `json:"reinvoke"`
 }
 
 // goldenResult is what a case's .golden.yaml file holds.
@@ -43,6 +50,8 @@ type goldenResult struct {
 	Allowed  bool     `json:"allowed"`
 	Message  string   `json:"message,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Patch lists the patch's operations ("op path"), when there is one.
+	Patch []string `json:"patch,omitempty"`
 	// Pod is the pod after the patch, when there is one.
 	Pod map[string]any `json:"pod,omitempty"`
 }
@@ -132,6 +141,9 @@ func TestGoldenPods(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if pc.Reinvoke != nil {
+				pod = reinvoked(t, h, pc, pod)
+			}
 			resp := review(t, h, pc.Namespace, pod)
 			var decoded corev1.Pod
 			if err := json.Unmarshal(pod, &decoded); err != nil {
@@ -141,6 +153,9 @@ func TestGoldenPods(t *testing.T) {
 			got := goldenResult{Outcome: r.Outcome, Reason: r.Reason, Allowed: resp.Allowed, Warnings: resp.Warnings}
 			if resp.Result != nil {
 				got.Message = resp.Result.Message
+			}
+			for _, op := range resp.Patches {
+				got.Patch = append(got.Patch, op.Operation+" "+op.Path)
 			}
 			if len(resp.Patches) > 0 {
 				patched := applyPatch(t, pod, resp)
@@ -155,6 +170,28 @@ func TestGoldenPods(t *testing.T) {
 			compareGolden(t, strings.TrimSuffix(file, ".yaml")+".golden.yaml", got)
 		})
 	}
+}
+
+// reinvoked injects pod and applies the case's Reinvoke operations.
+func reinvoked(t *testing.T, h *Handler, pc podCase, pod []byte) []byte {
+	t.Helper()
+	first := review(t, h, pc.Namespace, pod)
+	if len(first.Patches) == 0 {
+		t.Fatalf("reinvoke: the pod is not injected first: %+v", first.Result)
+	}
+	ops, err := json.Marshal(pc.Reinvoke)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch, err := jsonpatch.DecodePatch(ops)
+	if err != nil {
+		t.Fatalf("reinvoke %s: %v", ops, err)
+	}
+	out, err := patch.Apply(applyPatch(t, pod, first))
+	if err != nil {
+		t.Fatalf("reinvoke %s does not apply to the injected pod: %v", ops, err)
+	}
+	return out
 }
 
 func compareGolden(t *testing.T, path string, v any) {
