@@ -57,7 +57,7 @@ var checks = []check{
 		v, set := s.pod.Labels[PodLabel]
 		if set && v != "true" && v != "false" {
 			return Decision{Reason: ReasonInvalidLabel,
-				Err: fmt.Errorf("invalid label %s %q: must be \"true\" or \"false\"", PodLabel, v)}, true
+				Err: fmt.Errorf("invalid label %s %s: must be \"true\" or \"false\"", PodLabel, quoteShort(v))}, true
 		}
 		return Decision{Reason: ReasonPodOptedOut}, v == "false"
 	},
