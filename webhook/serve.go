@@ -210,7 +210,7 @@ func Serve(ctx context.Context, cfg *rest.Config, o ServerOptions) error {
 		return err
 	}
 	hook := &admission.Webhook{Handler: NewHandler(config, namespaces), LogConstructor: requestLogger}
-	mgr.GetWebhookServer().Register(o.Path, hook)
+	mgr.GetWebhookServer().Register(o.Path, limitReviews(defaultReviewLimits, hook))
 	started := mgr.GetWebhookServer().StartedChecker()
 	if auth != nil {
 		started = auth.startedChecker(o.Host, o.Port)
