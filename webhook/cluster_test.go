@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -332,17 +331,7 @@ func reviewPod(t *testing.T, h *webhook.Handler, pod *corev1.Pod, inject bool) *
 	if !inject {
 		return pod
 	}
-	ops, err := json.Marshal(resp.Patches)
-	if err != nil {
-		t.Fatal(err)
-	}
-	patch, err := jsonpatch.DecodePatch(ops)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if raw, err = patch.Apply(raw); err != nil {
-		t.Fatal(err)
-	}
+	raw = webhook.ApplyPatch(t, raw, resp)
 	var out corev1.Pod
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatal(err)

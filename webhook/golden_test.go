@@ -109,17 +109,24 @@ func applyPatch(t testing.TB, pod []byte, resp admission.Response) []byte {
 	if len(resp.Patches) == 0 {
 		return pod
 	}
-	ops, err := json.Marshal(resp.Patches)
+	return applyOps(t, pod, resp.Patches)
+}
+
+// applyOps applies JSON patch operations (as anything that marshals to a
+// JSON patch) to pod JSON, failing the test when they are not valid for it.
+func applyOps(t testing.TB, pod []byte, ops any) []byte {
+	t.Helper()
+	raw, err := json.Marshal(ops)
 	if err != nil {
 		t.Fatal(err)
 	}
-	patch, err := jsonpatch.DecodePatch(ops)
+	patch, err := jsonpatch.DecodePatch(raw)
 	if err != nil {
-		t.Fatalf("invalid patch %s: %v", ops, err)
+		t.Fatalf("invalid patch %s: %v", raw, err)
 	}
 	out, err := patch.Apply(pod)
 	if err != nil {
-		t.Fatalf("patch %s does not apply: %v", ops, err)
+		t.Fatalf("patch %s does not apply: %v", raw, err)
 	}
 	return out
 }
@@ -179,19 +186,7 @@ func reinvoked(t *testing.T, h *Handler, pc podCase, pod []byte) []byte {
 	if len(first.Patches) == 0 {
 		t.Fatalf("reinvoke: the pod is not injected first: %+v", first.Result)
 	}
-	ops, err := json.Marshal(pc.Reinvoke)
-	if err != nil {
-		t.Fatal(err)
-	}
-	patch, err := jsonpatch.DecodePatch(ops)
-	if err != nil {
-		t.Fatalf("reinvoke %s: %v", ops, err)
-	}
-	out, err := patch.Apply(applyPatch(t, pod, first))
-	if err != nil {
-		t.Fatalf("reinvoke %s does not apply to the injected pod: %v", ops, err)
-	}
-	return out
+	return applyOps(t, applyPatch(t, pod, first), pc.Reinvoke)
 }
 
 func compareGolden(t *testing.T, path string, v any) {
