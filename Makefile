@@ -10,7 +10,7 @@ export MESHINIT_CACHE
 KUBERNETES_VERSION := v1.37.2
 KUBERNETES_BIN := $(MESHINIT_CACHE)/kubernetes-$(KUBERNETES_VERSION)/bin
 
-.PHONY: test demo demo-down demo-netns deps lint images bench-redirect bench-webhook bench-e2e
+.PHONY: test demo demo-down demo-netns deps lint fuzz images bench-redirect bench-webhook bench-e2e
 
 ## test: everything CI runs: host packages, upstream binaries, then all Go tests, the end-to-end ones on the local cluster last.
 # The e2e packages (e2e/cluster's own test, e2e's tests of the chart) all use the one
@@ -42,6 +42,18 @@ deps:
 lint:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+
+# How long make fuzz runs each fuzz target.
+FUZZTIME ?= 3m
+
+## fuzz: every fuzz target in the repository (func Fuzz* in a tracked *_test.go), FUZZTIME (default 3m) each, one after another; an input that fails is written to the package's testdata/fuzz/<target>/ and stops the run: fix what it found and commit the input as a seed case. Not part of make test, which runs the seeds.
+fuzz:
+	@set -e; git grep -l '^func Fuzz' -- '*_test.go' | while read -r file; do \
+		for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$file"); do \
+			echo "== $$target ($$(dirname "$$file"), $(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) "./$$(dirname "$$file")"; \
+		done; \
+	done
 
 .PHONY: tools-envtest tools-cluster
 

@@ -40,13 +40,13 @@ func parseCIDR(entry string) (netip.Prefix, error) {
 	if !strings.Contains(entry, "/") {
 		a, err := netip.ParseAddr(entry)
 		if err != nil || a.Zone() != "" {
-			return netip.Prefix{}, fmt.Errorf("%s is not an IP address or CIDR (e.g. 10.0.0.0/8)", quoteShort(entry))
+			return netip.Prefix{}, fmt.Errorf("%s is not an IP address or CIDR (e.g. 10.0.0.0/8)", QuoteShort(entry))
 		}
 		return netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()), nil
 	}
 	p, err := netip.ParsePrefix(entry)
 	if err != nil {
-		return netip.Prefix{}, fmt.Errorf("%s is not a CIDR (e.g. 10.0.0.0/8 or fd00::/8)", quoteShort(entry))
+		return netip.Prefix{}, fmt.Errorf("%s is not a CIDR (e.g. 10.0.0.0/8 or fd00::/8)", QuoteShort(entry))
 	}
 	return p.Masked(), nil
 }

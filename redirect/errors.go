@@ -21,20 +21,30 @@ func (e *SettingError) Error() string {
 	if name == "" {
 		name = "--" + e.Key
 	}
-	return fmt.Sprintf("invalid %s %s: %v", name, quoteShort(e.Value), e.Err)
+	return fmt.Sprintf("invalid %s %s: %v", name, QuoteShort(e.Value), e.Err)
 }
 
-// quoteLimit is how much of a value an error quotes.
-const quoteLimit = 64
+// QuoteLimit is how much of a value messages and logs show: values come from
+// pods, flags and reviews before anything validated them, and may be
+// megabytes long.
+const QuoteLimit = 64
 
-// quoteShort quotes s for an error message: all of it when it is at most
-// quoteLimit bytes, else its first quoteLimit bytes followed by "...", so
+// QuoteShort quotes s for a message: all of it when it is at most
+// QuoteLimit bytes, else its first QuoteLimit bytes followed by "...", so
 // no value, however long, makes a long message.
-func quoteShort(s string) string {
-	if len(s) <= quoteLimit {
+func QuoteShort(s string) string {
+	if len(s) <= QuoteLimit {
 		return strconv.Quote(s)
 	}
-	return strconv.Quote(s[:quoteLimit]) + "..."
+	return strconv.Quote(s[:QuoteLimit]) + "..."
+}
+
+// Short is s cut after QuoteLimit bytes, marked with "...", for logs.
+func Short(s string) string {
+	if len(s) <= QuoteLimit {
+		return s
+	}
+	return s[:QuoteLimit] + "..."
 }
 
 func (e *SettingError) Unwrap() error { return e.Err }

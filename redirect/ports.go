@@ -120,7 +120,7 @@ func parsePortRange(entry string) (PortRange, error) {
 		return PortRange{}, err
 	}
 	if hi < lo {
-		return PortRange{}, fmt.Errorf("%s: range end is below its start", quoteShort(entry))
+		return PortRange{}, fmt.Errorf("%s: range end is below its start", QuoteShort(entry))
 	}
 	return PortRange{lo, hi}, nil
 }
@@ -129,10 +129,10 @@ func parsePort(s, entry string) (uint16, error) {
 	s = strings.TrimSpace(s)
 	n, err := strconv.ParseUint(s, 10, 32)
 	if err != nil || s == "" || s[0] == '+' {
-		return 0, fmt.Errorf("%s is not a port number or range (want 1-65535, or first-last)", quoteShort(entry))
+		return 0, fmt.Errorf("%s is not a port number or range (want 1-65535, or first-last)", QuoteShort(entry))
 	}
 	if n < 1 || n > 65535 {
-		return 0, fmt.Errorf("port %d in %s is out of range 1-65535", n, quoteShort(entry))
+		return 0, fmt.Errorf("port %d in %s is out of range 1-65535", n, QuoteShort(entry))
 	}
 	return uint16(n), nil
 }

@@ -178,7 +178,7 @@ func ParseFlags(fs *flag.FlagSet, args []string) (Config, error) {
 		return c, joinErrors(errs)
 	}
 	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %s: settings are flags like --include-inbound-ports=80", quoteShort(fs.Arg(0)))
+		return c, fmt.Errorf("unexpected argument %s: settings are flags like --include-inbound-ports=80", QuoteShort(fs.Arg(0)))
 	}
 	return c, c.Validate()
 }

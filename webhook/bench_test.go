@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// benchReview is the AdmissionReview bench-webhook sends: its pod of three
+// benchPod is the pod of bench-webhook's AdmissionReviews, as JSON: three
 // containers and a dozen annotations.
-func benchReview(b *testing.B) []byte {
+func benchPod(b *testing.B) []byte {
 	b.Helper()
 	data, err := os.ReadFile("../hack/bench/webhook/pod.yaml")
 	if err != nil {
@@ -26,7 +26,39 @@ func benchReview(b *testing.B) []byte {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return []byte(reviewBody(podRequest(string(pod))))
+	return pod
+}
+
+// benchReview is the AdmissionReview bench-webhook sends.
+func benchReview(b *testing.B) []byte {
+	return []byte(reviewBody(podRequest(string(benchPod(b)))))
+}
+
+// BenchmarkReadPod reads bench-webhook's pod: as sent (no init container
+// of meshinit's), injected (the canonical container read whole, as on
+// reinvocation), the same with the container renamed (read by name only,
+// the cost of reading it whole is the difference) and with an invalid
+// UTF-8 byte in an annotation (strings read by encoding/json).
+func BenchmarkReadPod(b *testing.B) {
+	pod := benchPod(b)
+	h := testHandler(b, map[string]string{NamespaceLabel: "enabled"})
+	injected := applyPatch(b, pod, review(b, h, "shop", pod))
+	renamed := bytes.Replace(injected, []byte(`"name":"`+ContainerName+`"`), []byte(`"name":"meshinit-renamed"`), 1)
+	invalid := bytes.Replace(pod, []byte("team-payments"), []byte("team-\x84ayments"), 1)
+	for _, bc := range []struct {
+		name string
+		pod  []byte
+	}{{"as sent", pod}, {"injected", injected}, {"injected, renamed", renamed}, {"invalid UTF-8", invalid}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(bc.pod)))
+			for b.Loop() {
+				if _, err := readPod(bc.pod); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 // BenchmarkServe runs the review bench-webhook sends through meshinit's

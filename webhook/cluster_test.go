@@ -17,9 +17,12 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
 	"github.com/meshinit/meshinit/certs"
@@ -101,6 +104,70 @@ func TestAgainstAPIServer(t *testing.T) {
 		}
 		if ic.Args[0] != "apply" || injected.Annotations[webhook.StatusAnnotation] == "" {
 			t.Errorf("args %q, status %q", ic.Args, injected.Annotations[webhook.StatusAnnotation])
+		}
+	})
+	// A pod author copies the status annotation from a dry-run of an
+	// ordinary pod and brings their own meshinit-redirect container.
+	t.Run("forged container with a copied status", func(t *testing.T) {
+		dry, err := c.admin.CoreV1().Pods("enabled").Create(ctx, testPod("forged", nil, nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		forged := testPod("forged", nil, dry.Annotations)
+		forged.Spec.InitContainers = append([]corev1.Container{{Name: webhook.ContainerName, Image: "busybox:1.36", Command: []string{"sh", "-c", "exit 0"}}},
+			forged.Spec.InitContainers...)
+		p := mustCreate(t, "enabled", forged)
+		wantInit(t, p, webhook.ContainerName, "migrate")
+		if got, want := p.Spec.InitContainers[0], dry.Spec.InitContainers[0]; !equality.Semantic.DeepEqual(got, want) {
+			t.Errorf("stored init container %+v\nwant the canonical one %+v", got, want)
+		}
+	})
+	// The injected container as the API server stores it (defaults filled
+	// in) is the canonical one: re-submitted, the pod is not changed.
+	t.Run("dry-run of an injected pod re-submitted", func(t *testing.T) {
+		dry, err := c.admin.CoreV1().Pods("enabled").Create(ctx, testPod("resubmitted", nil, nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantInit(t, dry, webhook.ContainerName, "migrate")
+		const unchanged = `meshinit_webhook_injections_total{outcome="unchanged",reason="namespace-opted-in"}`
+		const injectedCount = `meshinit_webhook_injections_total{outcome="injected",reason="namespace-opted-in"}`
+		before, beforeInjected := counter(t, s, unchanged), counter(t, s, injectedCount)
+		dry.ResourceVersion, dry.UID = "", ""
+		p := mustCreate(t, "enabled", dry)
+		if after := counter(t, s, unchanged); after != before+1 {
+			t.Errorf("unchanged reviews %v -> %v, want one", before, after)
+		}
+		if after := counter(t, s, injectedCount); after != beforeInjected {
+			t.Errorf("injected reviews %v -> %v, want none", beforeInjected, after)
+		}
+		if !equality.Semantic.DeepEqual(p.Spec.InitContainers, dry.Spec.InitContainers) {
+			t.Errorf("stored init containers %+v\nwant the dry-run's %+v", p.Spec.InitContainers, dry.Spec.InitContainers)
+		}
+	})
+	t.Run("canonical container as the API server stores it, any configuration", func(t *testing.T) {
+		for _, config := range []string{
+			"image: r:1\n",
+			"image: r:latest\nimagePullPolicy: Always\nplacement: last\nprivileged: true\n" +
+				"resources: {limits: {cpu: '0.0001', memory: 64Mi}, requests: {ephemeral-storage: 1.5Ki}}\nredirect: {exclude-outbound-ports: '22,53'}\n",
+		} {
+			cfg, err := webhook.ParseConfig([]byte(config), releaseNamespace)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := webhook.NewHandler(cfg, func(context.Context, string) (map[string]string, error) {
+				return map[string]string{webhook.NamespaceLabel: "enabled"}, nil
+			})
+			// Injected by the handler, stored by the API server (in a
+			// namespace the registered webhook does not serve), reviewed
+			// again: nothing to change.
+			pod := reviewPod(t, h, testPod("canonical", nil, nil), true)
+			stored, err := c.admin.CoreV1().Pods("plain").Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored.ResourceVersion = ""
+			reviewPod(t, h, stored, false)
 		}
 	})
 	t.Run("not opted in", func(t *testing.T) {
@@ -243,6 +310,33 @@ func TestAgainstAPIServer(t *testing.T) {
 	t.Run("rotation without a restart or failed requests", func(t *testing.T) {
 		testRotation(t, c, mwc.Name)
 	})
+}
+
+// reviewPod sends pod to h as the API server would and returns it patched;
+// it fails the test unless the review is allowed with a patch when inject,
+// without one otherwise.
+func reviewPod(t *testing.T, h *webhook.Handler, pod *corev1.Pod, inject bool) *corev1.Pod {
+	t.Helper()
+	raw, err := json.Marshal(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := h.Handle(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID: "u", Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}, Namespace: "plain",
+		Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: raw},
+	}})
+	if !resp.Allowed || (len(resp.Patches) > 0) != inject {
+		t.Fatalf("review: allowed %v, patches %v, want a patch: %v\npod: %s", resp.Allowed, resp.Patches, inject, raw)
+	}
+	if !inject {
+		return pod
+	}
+	raw = webhook.ApplyPatch(t, raw, resp)
+	var out corev1.Pod
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return &out
 }
 
 // counter reads one sample of the server's metrics; 0 when absent.

@@ -60,7 +60,9 @@ type Config struct {
 	Image string `json:"image"`
 	// ImagePullPolicy of the init container. Default: IfNotPresent.
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
-	// Resources of the init container. Default: none.
+	// Resources of the init container. Default: none. As the API server
+	// does for a pod's containers, a request defaults to the limit and every
+	// quantity is rounded up to milli units.
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 	// Privileged runs the init container privileged, for nodes whose
 	// iptables needs more than NET_ADMIN and NET_RAW. Default: false.
@@ -123,6 +125,20 @@ func (c *Config) SetDefaults() {
 	}
 	if c.PodSecurity == "" {
 		c.PodSecurity = PodSecurityWarn
+	}
+	for name, q := range c.Resources.Limits {
+		if _, ok := c.Resources.Requests[name]; !ok {
+			if c.Resources.Requests == nil {
+				c.Resources.Requests = corev1.ResourceList{}
+			}
+			c.Resources.Requests[name] = q.DeepCopy()
+		}
+	}
+	for _, l := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
+		for name, q := range l {
+			q.RoundUp(-3)
+			l[name] = q
+		}
 	}
 }
 

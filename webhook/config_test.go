@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/meshinit/meshinit/redirect"
 )
@@ -20,6 +22,23 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 	if got, want := c.redirect.Fingerprint(), redirect.Defaults().Fingerprint(); got != want {
 		t.Errorf("redirect defaults: fingerprint %s, want the redirector's %s", got, want)
+	}
+}
+
+// TestParseConfigResourceDefaults: the init container's resources as the
+// API server defaults a pod's (requests from limits, milli units rounded
+// up), so the container read back compares equal.
+func TestParseConfigResourceDefaults(t *testing.T) {
+	c, err := ParseConfig([]byte("image: r:1\nresources: {limits: {cpu: '0.0001', memory: 64Mi}, requests: {memory: 16Mi}}\n"), "meshinit-system")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := corev1.ResourceRequirements{
+		Limits:   corev1.ResourceList{"cpu": resource.MustParse("1m"), "memory": resource.MustParse("64Mi")},
+		Requests: corev1.ResourceList{"cpu": resource.MustParse("1m"), "memory": resource.MustParse("16Mi")},
+	}
+	if !equality.Semantic.DeepEqual(c.Resources, want) {
+		t.Errorf("resources %v, want %v", c.Resources, want)
 	}
 }
 

@@ -14,9 +14,14 @@ const ContainerName = "meshinit-redirect"
 // for the raw sockets iptables opens. Everything else is dropped.
 var capabilities = []corev1.Capability{"NET_ADMIN", "NET_RAW"}
 
-// initContainer builds the redirector init container for rc. Its arguments
-// come from rc.Args, so the redirector reads exactly the settings the
-// webhook decided.
+// initContainer builds the redirector init container for rc: the canonical
+// container, which the webhook keeps in a pod only when it is there exactly.
+// Its arguments come from rc.Args, so the redirector reads exactly the
+// settings the webhook decided. It carries the defaults the API server
+// fills in for a pod's container (k8s.io/kubernetes pkg/apis/core/v1,
+// SetDefaults_Container and SetDefaults_Pod; Config.SetDefaults does the
+// resources), so the container read back on reinvocation, or from a pod
+// re-created from an injected one, is equal to the one built.
 //
 // It runs with the least privilege the kernel allows: not as root, with a
 // read-only root file system, the runtime's default seccomp profile, every
@@ -47,6 +52,7 @@ func initContainer(c *Config, rc redirect.Config) corev1.Container {
 		Args:                     append([]string{"apply"}, rc.Args()...),
 		Resources:                c.Resources,
 		SecurityContext:          sc,
+		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/meshinit/meshinit/redirect"
 )
 
 // Public names of the opt-in contract (see DESIGN.md).
@@ -57,7 +59,7 @@ var checks = []check{
 		v, set := s.pod.Labels[PodLabel]
 		if set && v != "true" && v != "false" {
 			return Decision{Reason: ReasonInvalidLabel,
-				Err: fmt.Errorf("invalid label %s %q: must be \"true\" or \"false\"", PodLabel, v)}, true
+				Err: fmt.Errorf("invalid label %s %s: must be \"true\" or \"false\"", PodLabel, redirect.QuoteShort(v))}, true
 		}
 		return Decision{Reason: ReasonPodOptedOut}, v == "false"
 	},

@@ -13,12 +13,15 @@
 //     redirect (invalid values deny the pod, naming annotation and value);
 //   - checks the namespace's enforced PodSecurity level (podsecurity.go);
 //   - builds the init container in typed Go (container.go) and the JSON
-//     patch that adds it with the meshinit.io/status annotation
-//     (status.go), or nothing when the pod already carries the same
-//     injection.
+//     patch that puts it at its placement with the meshinit.io/status
+//     annotation (status.go). The webhook is authoritative: an init
+//     container of that name is kept only when it is exactly the one built,
+//     at its placement; the annotation is never trusted.
 //
 // [Config] is the injection configuration file; [Serve] runs the HTTPS
-// server with health, readiness and metrics endpoints. The command is
+// server with health, readiness and metrics endpoints. Reviews reach the
+// handler through a limiter (limit.go) that bounds the memory they hold,
+// whoever sends them. The command is
 // webhook/cmd/meshinit-webhook. The manifests that register the webhook
 // live in the Helm chart, charts/meshinit.
 package webhook

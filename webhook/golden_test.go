@@ -34,6 +34,13 @@ type podCase struct {
 	// Config is merged over testConfig.
 	Config map[string]any `json:"config"`
 	Pod    map[string]any `json:"pod"`
+	// Reinvoke, when set (even empty), has Pod injected first, then these
+	// JSON patch operations applied to the injected pod (what a later
+	// webhook or the pod's author changed): the case is the review of the
+	// result, as on reinvocation or when a pod is re-created from an
+	// injected one. The injected pod is the webhook's own, so these cases
+	// follow the container as it changes.
+	Reinvoke []map[string]any `json:"reinvoke"`
 }
 
 // goldenResult is what a case's .golden.yaml file holds.
@@ -43,6 +50,8 @@ type goldenResult struct {
 	Allowed  bool     `json:"allowed"`
 	Message  string   `json:"message,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Patch lists the patch's operations ("op path"), when there is one.
+	Patch []string `json:"patch,omitempty"`
 	// Pod is the pod after the patch, when there is one.
 	Pod map[string]any `json:"pod,omitempty"`
 }
@@ -100,17 +109,24 @@ func applyPatch(t testing.TB, pod []byte, resp admission.Response) []byte {
 	if len(resp.Patches) == 0 {
 		return pod
 	}
-	ops, err := json.Marshal(resp.Patches)
+	return applyOps(t, pod, resp.Patches)
+}
+
+// applyOps applies JSON patch operations (as anything that marshals to a
+// JSON patch) to pod JSON, failing the test when they are not valid for it.
+func applyOps(t testing.TB, pod []byte, ops any) []byte {
+	t.Helper()
+	raw, err := json.Marshal(ops)
 	if err != nil {
 		t.Fatal(err)
 	}
-	patch, err := jsonpatch.DecodePatch(ops)
+	patch, err := jsonpatch.DecodePatch(raw)
 	if err != nil {
-		t.Fatalf("invalid patch %s: %v", ops, err)
+		t.Fatalf("invalid patch %s: %v", raw, err)
 	}
 	out, err := patch.Apply(pod)
 	if err != nil {
-		t.Fatalf("patch %s does not apply: %v", ops, err)
+		t.Fatalf("patch %s does not apply: %v", raw, err)
 	}
 	return out
 }
@@ -132,6 +148,9 @@ func TestGoldenPods(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if pc.Reinvoke != nil {
+				pod = reinvoked(t, h, pc, pod)
+			}
 			resp := review(t, h, pc.Namespace, pod)
 			var decoded corev1.Pod
 			if err := json.Unmarshal(pod, &decoded); err != nil {
@@ -141,6 +160,9 @@ func TestGoldenPods(t *testing.T) {
 			got := goldenResult{Outcome: r.Outcome, Reason: r.Reason, Allowed: resp.Allowed, Warnings: resp.Warnings}
 			if resp.Result != nil {
 				got.Message = resp.Result.Message
+			}
+			for _, op := range resp.Patches {
+				got.Patch = append(got.Patch, op.Operation+" "+op.Path)
 			}
 			if len(resp.Patches) > 0 {
 				patched := applyPatch(t, pod, resp)
@@ -155,6 +177,16 @@ func TestGoldenPods(t *testing.T) {
 			compareGolden(t, strings.TrimSuffix(file, ".yaml")+".golden.yaml", got)
 		})
 	}
+}
+
+// reinvoked injects pod and applies the case's Reinvoke operations.
+func reinvoked(t *testing.T, h *Handler, pc podCase, pod []byte) []byte {
+	t.Helper()
+	first := review(t, h, pc.Namespace, pod)
+	if len(first.Patches) == 0 {
+		t.Fatalf("reinvoke: the pod is not injected first: %+v", first.Result)
+	}
+	return applyOps(t, applyPatch(t, pod, first), pc.Reinvoke)
 }
 
 func compareGolden(t *testing.T, path string, v any) {

@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/meshinit/meshinit/redirect"
 )
 
 // NamespaceLabels returns the labels of the namespace called name.
@@ -46,9 +50,13 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if ns == "" {
 		ns = pod.Namespace
 	}
-	// The request's logger already names the namespace, the user and the
-	// request; a pod created from generateName has no name yet.
-	logger := log.FromContext(ctx).WithValues("pod", podName(pod))
+	if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+		observe(OutcomeError, "")
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("invalid namespace %s: %s", redirect.QuoteShort(ns), msgs[0]))
+	}
+	// The request's logger (requestLogger) already names the namespace, the
+	// user and the request; a pod created from generateName has no name yet.
+	logger := log.FromContext(ctx).WithValues("pod", redirect.Short(podName(pod)))
 	labels, err := h.namespaces(ctx, ns)
 	if err != nil {
 		observe(OutcomeError, "")
@@ -82,7 +90,7 @@ var errNotCreate = errors.New("not a CREATE")
 func decodePod(req admission.Request) (*corev1.Pod, error) {
 	want := corev1.SchemeGroupVersion.WithKind("Pod")
 	if got := req.Kind; got.Group != want.Group || got.Version != want.Version || got.Kind != want.Kind || req.SubResource != "" {
-		return nil, fmt.Errorf("expected a %s (no subresource), got %s %q", want, got, req.SubResource)
+		return nil, fmt.Errorf("expected a %s (no subresource), got %s %s", want, redirect.QuoteShort(got.String()), redirect.QuoteShort(req.SubResource))
 	}
 	if req.Operation != admissionv1.Create {
 		return nil, errNotCreate
@@ -101,6 +109,17 @@ func decodePod(req admission.Request) (*corev1.Pod, error) {
 		return nil, errors.New("invalid pod: spec.containers is empty")
 	}
 	return pod, nil
+}
+
+// requestLogger is admission.DefaultLogConstructor with the request's
+// values cut short (see short): they are not validated yet when a pod is
+// reviewed, and anything that reaches the webhook's port can send a review.
+func requestLogger(base logr.Logger, req *admission.Request) logr.Logger {
+	if req == nil {
+		return base
+	}
+	return base.WithValues("namespace", redirect.Short(req.Namespace), "name", redirect.Short(req.Name),
+		"resource", redirect.Short(req.Resource.String()), "user", redirect.Short(req.UserInfo.Username), "requestID", redirect.Short(string(req.UID)))
 }
 
 func podName(p *corev1.Pod) string {

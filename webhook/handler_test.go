@@ -10,8 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr/funcr"
 	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
@@ -50,11 +55,11 @@ func TestMalformedReviews(t *testing.T) {
 		{name: "bad JSON", body: `{"apiVersion":`, code: 400, message: "unexpected end of JSON input"},
 		{name: "not JSON", body: "hello", code: 400, message: "json parse error"},
 		{name: "wrong content type", contentType: "text/plain", body: reviewBody(podRequest(plainPod)), code: 400, message: "expected application/json"},
-		{name: "wrong kind of review", body: `{"apiVersion":"v1","kind":"Pod"}`, code: 400, message: "got /, Kind="},
+		{name: "wrong kind of review", body: `{"apiVersion":"v1","kind":"Pod"}`, code: 400, message: `got "/, Kind="`},
 		{name: "no request", body: `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`, code: 400, message: "expected a /v1, Kind=Pod"},
-		{name: "wrong kind of object", code: 400, message: `expected a /v1, Kind=Pod (no subresource), got apps/v1, Kind=Deployment`,
+		{name: "wrong kind of object", code: 400, message: `expected a /v1, Kind=Pod (no subresource), got "apps/v1, Kind=Deployment" ""`,
 			body: reviewBody(`{"uid":"u1","kind":{"group":"apps","version":"v1","kind":"Deployment"},"operation":"CREATE","object":{}}`)},
-		{name: "subresource", code: 400, message: `got /v1, Kind=Pod "ephemeralcontainers"`,
+		{name: "subresource", code: 400, message: `got "/v1, Kind=Pod" "ephemeralcontainers"`,
 			body: reviewBody(`{"uid":"u1","kind":{"version":"v1","kind":"Pod"},"subResource":"ephemeralcontainers","operation":"CREATE","object":{}}`)},
 		{name: "missing object", body: reviewBody(`{"uid":"u1","kind":{"version":"v1","kind":"Pod"},"operation":"CREATE"}`), code: 400, message: "request has no object"},
 		{name: "object is not a pod", body: reviewBody(podRequest(`{"spec":{"containers":"no"}}`)), code: 400, message: "decoding the pod"},
@@ -117,5 +122,53 @@ func TestHandleNonCreateAndLookupErrors(t *testing.T) {
 	resp := review(t, h, "app", []byte(plainPod))
 	if resp.Allowed || resp.Result.Code != http.StatusInternalServerError || !strings.Contains(resp.Result.Message, "reading namespace app: cache not synced") {
 		t.Errorf("lookup error: %+v", resp.Result)
+	}
+}
+
+// TestMessagesAndLogsQuoteShort: a review's values are not validated yet
+// and may be megabytes long; denials, errors and logs quote at most their
+// first 64 bytes.
+func TestMessagesAndLogsQuoteShort(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	for _, tc := range []struct {
+		name string
+		req  admissionv1.AdmissionRequest
+		code int32
+	}{
+		{name: "pod label", code: http.StatusForbidden, req: admissionv1.AdmissionRequest{
+			Object: runtime.RawExtension{Raw: []byte(`{"metadata":{"name":"` + long + `","labels":{"meshinit.io/inject":"` + long + `"}},"spec":{"containers":[{"name":"a"}]}}`)}}},
+		{name: "kind", code: http.StatusBadRequest, req: admissionv1.AdmissionRequest{Kind: metav1.GroupVersionKind{Version: "v1", Kind: long}}},
+		{name: "subresource", code: http.StatusBadRequest, req: admissionv1.AdmissionRequest{SubResource: long}},
+		{name: "namespace", code: http.StatusBadRequest, req: admissionv1.AdmissionRequest{Namespace: long}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+				UID: types.UID(long), Name: long, Namespace: "app", Operation: admissionv1.Create,
+				Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}, UserInfo: authenticationv1.UserInfo{Username: long},
+				Object: runtime.RawExtension{Raw: []byte(plainPod)},
+			}}
+			if tc.req.Kind.Kind != "" {
+				req.Kind = tc.req.Kind
+			}
+			req.SubResource = tc.req.SubResource
+			if tc.req.Namespace != "" {
+				req.Namespace = tc.req.Namespace
+			}
+			if tc.req.Object.Raw != nil {
+				req.Object = tc.req.Object
+			}
+			var logs []string
+			base := funcr.New(func(prefix, args string) { logs = append(logs, args) }, funcr.Options{Verbosity: 1})
+			ctx := log.IntoContext(context.Background(), requestLogger(base, &req))
+			resp := testHandler(t, map[string]string{NamespaceLabel: "enabled"}).Handle(ctx, req)
+			if resp.Allowed || resp.Result.Code != tc.code || !strings.Contains(resp.Result.Message, `xxxx"...`) || len(resp.Result.Message) > 300 {
+				t.Errorf("response %d %.400q, want %d quoting 64 bytes of the value", resp.Result.Code, resp.Result.Message, tc.code)
+			}
+			for _, line := range logs {
+				if len(line) > 1000 {
+					t.Errorf("log line of %d bytes: %.400s", len(line), line)
+				}
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	jsonpatch "gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/meshinit/meshinit/redirect"
 )
@@ -14,9 +15,11 @@ import (
 type Outcome string
 
 const (
-	// OutcomeInjected: the init container was added or brought up to date.
+	// OutcomeInjected: the init container was added, replaced or moved back
+	// to its placement, or the status annotation brought up to date.
 	OutcomeInjected Outcome = "injected"
-	// OutcomeUnchanged: the pod already carries the same injection.
+	// OutcomeUnchanged: the pod already carries the same init container at
+	// its placement, and the status annotation.
 	OutcomeUnchanged Outcome = "unchanged"
 	// OutcomeSkipped: the pod is admitted as it is (not opted in, opted
 	// out, or a PodSecurity conflict in warn mode).
@@ -66,32 +69,45 @@ func mutate(s subject, c *Config) Result {
 
 	container := initContainer(c, rc)
 	status := newStatus(c, container, rc)
-	at := containerIndex(s.pod.Spec.InitContainers, ContainerName)
-	if at >= 0 && s.pod.Annotations[StatusAnnotation] == status.String() {
+	patch := containerPatch(s.pod.Spec.InitContainers, c.Placement, container)
+	if s.pod.Annotations[StatusAnnotation] != status.String() {
+		patch = append(patch, statusPatch(s.pod, status))
+	}
+	if len(patch) == 0 {
 		return Result{Outcome: OutcomeUnchanged, Reason: d.Reason, Status: &status}
 	}
-	return Result{
-		Outcome: OutcomeInjected,
-		Reason:  d.Reason,
-		Patch:   append(containerPatch(s.pod, c.Placement, at, container), statusPatch(s.pod, status)),
-		Status:  &status,
-	}
+	return Result{Outcome: OutcomeInjected, Reason: d.Reason, Patch: patch, Status: &status}
 }
 
-// containerPatch adds the container at its placement, or replaces the one
-// already at index at (>= 0) in place.
-func containerPatch(pod *corev1.Pod, p Placement, at int, container corev1.Container) []jsonpatch.JsonPatchOperation {
+// containerPatch puts container at its placement among inits. The webhook
+// is authoritative: an init container of the same name is kept only when it
+// is the same container (semantic equality: content, not what the pod says
+// about it) at the placement's index; one at that index that differs is
+// replaced, one elsewhere (a later webhook put an init container before or
+// after it) is removed and container added at the placement.
+func containerPatch(inits []corev1.Container, p Placement, container corev1.Container) []jsonpatch.JsonPatchOperation {
 	const path = "/spec/initContainers"
-	switch {
-	case at >= 0:
-		return []jsonpatch.JsonPatchOperation{jsonpatch.NewOperation("replace", path+"/"+strconv.Itoa(at), container)}
-	case len(pod.Spec.InitContainers) == 0:
-		return []jsonpatch.JsonPatchOperation{jsonpatch.NewOperation("add", path, []corev1.Container{container})}
-	case p == PlaceLast:
-		return []jsonpatch.JsonPatchOperation{jsonpatch.NewOperation("add", path+"/-", container)}
-	default:
-		return []jsonpatch.JsonPatchOperation{jsonpatch.NewOperation("add", path+"/0", container)}
+	at := containerIndex(inits, container.Name)
+	want := 0
+	if p == PlaceLast {
+		want = len(inits) - 1
 	}
+	var ops []jsonpatch.JsonPatchOperation
+	switch {
+	case len(inits) == 0:
+		return []jsonpatch.JsonPatchOperation{jsonpatch.NewOperation("add", path, []corev1.Container{container})}
+	case at < 0:
+	case at == want && equality.Semantic.DeepEqual(inits[at], container):
+		return nil
+	case at == want:
+		return []jsonpatch.JsonPatchOperation{jsonpatch.NewOperation("replace", path+"/"+strconv.Itoa(at), container)}
+	default:
+		ops = append(ops, jsonpatch.NewOperation("remove", path+"/"+strconv.Itoa(at), nil))
+	}
+	if p == PlaceLast {
+		return append(ops, jsonpatch.NewOperation("add", path+"/-", container))
+	}
+	return append(ops, jsonpatch.NewOperation("add", path+"/0", container))
 }
 
 // statusPatch sets the status annotation ("add" replaces an existing value).

@@ -209,7 +209,8 @@ func Serve(ctx context.Context, cfg *rest.Config, o ServerOptions) error {
 	if err != nil {
 		return err
 	}
-	mgr.GetWebhookServer().Register(o.Path, &admission.Webhook{Handler: NewHandler(config, namespaces)})
+	hook := &admission.Webhook{Handler: NewHandler(config, namespaces), LogConstructor: requestLogger}
+	mgr.GetWebhookServer().Register(o.Path, limitReviews(defaultReviewLimits, hook))
 	started := mgr.GetWebhookServer().StartedChecker()
 	if auth != nil {
 		started = auth.startedChecker(o.Host, o.Port)

@@ -10,9 +10,9 @@ import (
 	"github.com/meshinit/meshinit/redirect"
 )
 
-// StatusAnnotation records on each injected pod what was injected, so a
-// second review of the same pod (reinvocation, a re-created pod) changes
-// nothing.
+// StatusAnnotation records on each injected pod what was injected, for
+// people and tooling. The webhook never trusts it (a pod can carry a copy):
+// whether a pod keeps its init container depends on the container alone.
 const StatusAnnotation = "meshinit.io/status"
 
 // Status is the value of StatusAnnotation, as JSON.

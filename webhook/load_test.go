@@ -1,0 +1,272 @@
+package webhook_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/meshinit/meshinit/webhook"
+	"github.com/meshinit/meshinit/webhook/command"
+)
+
+// replicaArgsEnv, when set (to the command's arguments as a JSON list),
+// makes the test binary run the webhook command instead of the tests: a
+// replica in a process of its own, whose memory TestReplicaUnderLoad
+// measures.
+const replicaArgsEnv = "MESHINIT_TEST_REPLICA_ARGS"
+
+func TestMain(m *testing.M) {
+	if args := os.Getenv(replicaArgsEnv); args != "" {
+		var list []string
+		if err := json.Unmarshal([]byte(args), &list); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", replicaArgsEnv, err)
+			os.Exit(2)
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+		code := command.Main(ctx, list, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// maxReplicaRSS is the most resident memory the replica may reach under
+// load: half the chart's limit.
+const maxReplicaRSS = 128 << 20
+
+// TestReplicaUnderLoad runs the webhook command as the chart does (its
+// config file, GOMEMLIMIT from the memory limit) in a process of its own,
+// posts 40 concurrent 6 MiB and 40 concurrent 3 MiB reviews at it over TLS
+// for some seconds, and checks that its peak resident memory stays below
+// maxReplicaRSS, that it stays ready, that oversized reviews are refused
+// (413) and the rest answered or refused for now (429), and that ordinary
+// reviews sent meanwhile are all answered correctly.
+func TestReplicaUnderLoad(t *testing.T) {
+	c := startCluster(t)
+	createNamespace(t, c.admin, "app", map[string]string{webhook.NamespaceLabel: "enabled"})
+	ctx := context.Background()
+	dir := t.TempDir()
+	ca := newCA(t)
+	ca.issue(t, dir)
+	s := &server{port: freePort(t), metrics: freePort(t), probes: freePort(t)}
+	args, _ := json.Marshal([]string{
+		"--kubeconfig=" + c.kubeconfig, "--config=" + c.configFile(t), "--namespace=" + releaseNamespace,
+		"--host=127.0.0.1", "--port=" + strconv.Itoa(s.port),
+		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", s.metrics), fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", s.probes),
+		"--cert-mode=files", "--cert-dir=" + dir, "--log-level=error",
+	})
+	replica := exec.Command(os.Args[0], "-test.run=^$")
+	logs, err := os.Create(filepath.Join(t.TempDir(), "replica.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replica.Stdout, replica.Stderr = logs, logs
+	replica.Env = append(os.Environ(), replicaArgsEnv+"="+string(args), "GOMEMLIMIT="+chartGOMEMLIMIT(t, c))
+	if err := replica.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- replica.Wait() }()
+	t.Cleanup(func() {
+		_ = replica.Process.Signal(syscall.SIGTERM)
+		<-exited
+		if t.Failed() {
+			out, _ := os.ReadFile(logs.Name())
+			t.Logf("replica's log:\n%s", out)
+		}
+	})
+	waitUntil(t, time.Minute, "the replica is ready", func() error {
+		if code, body := s.get("probes", "/readyz"); code != http.StatusOK {
+			return fmt.Errorf("/readyz %d: %s", code, body)
+		}
+		return nil
+	})
+	idle := vmHWM(t, replica.Process.Pid)
+
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca.CertPEM())
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pool}, MaxIdleConnsPerHost: 100,
+	}}
+	url := fmt.Sprintf("https://127.0.0.1:%d/inject", s.port)
+	post := func(body []byte) (int, []byte, error) {
+		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+		if err != nil {
+			return 0, nil, err
+		}
+		defer resp.Body.Close()
+		out, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, out, err
+	}
+
+	const duration = 8 * time.Second
+	loadCtx, stop := context.WithTimeout(ctx, duration)
+	defer stop()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	outcomes := map[string]int{} // "<size> <status or error>" -> count
+	for _, size := range []int{6 << 20, 3 << 20} {
+		body := reviewOf(t, "blob", map[string]string{"example.com/blob": strings.Repeat("a", size)})
+		for range 40 {
+			wg.Go(func() {
+				for loadCtx.Err() == nil {
+					code, _, err := post(body)
+					outcome := strconv.Itoa(code)
+					if err != nil {
+						outcome = "error"
+					}
+					mu.Lock()
+					outcomes[fmt.Sprintf("%dMiB %s", size>>20, outcome)]++
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	var answered, wrong, unready atomic.Int64
+	var slowest time.Duration
+	ordinary := reviewOf(t, "web", nil)
+	wg.Go(func() {
+		for loadCtx.Err() == nil {
+			start := time.Now()
+			code, out, err := post(ordinary)
+			slowest = max(slowest, time.Since(start))
+			var review admissionv1.AdmissionReview
+			switch {
+			case err != nil:
+				t.Errorf("ordinary review: %v", err)
+				wrong.Add(1)
+			case code != http.StatusOK || json.Unmarshal(out, &review) != nil || review.Response == nil ||
+				!review.Response.Allowed || !bytes.Contains(review.Response.Patch, []byte(webhook.ContainerName)):
+				t.Errorf("ordinary review: %d %.300s", code, out)
+				wrong.Add(1)
+			default:
+				answered.Add(1)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	wg.Go(func() {
+		for loadCtx.Err() == nil {
+			if code, body := s.get("probes", "/readyz"); code != http.StatusOK {
+				t.Errorf("/readyz %d during the load: %s", code, body)
+				unready.Add(1)
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	})
+	wg.Wait()
+
+	select {
+	case err := <-exited:
+		exited <- err
+		t.Fatalf("the replica exited under load: %v", err)
+	default:
+	}
+	peak := vmHWM(t, replica.Process.Pid)
+	t.Logf("replica's peak RSS %d MiB (%d MiB when ready, bound %d MiB); ordinary reviews answered %d (slowest in %s), wrong %d; /readyz failures %d; load: %v",
+		peak>>20, idle>>20, maxReplicaRSS>>20, answered.Load(), slowest.Round(time.Millisecond), wrong.Load(), unready.Load(), outcomes)
+	if peak > maxReplicaRSS {
+		t.Errorf("peak RSS %d MiB, want at most %d MiB", peak>>20, maxReplicaRSS>>20)
+	}
+	if answered.Load() < 5 {
+		t.Errorf("%d ordinary reviews answered in %s", answered.Load(), duration)
+	}
+	for outcome, n := range outcomes {
+		if !strings.HasPrefix(outcome, "6MiB 413") && !strings.HasPrefix(outcome, "3MiB 200") && !strings.HasPrefix(outcome, "3MiB 429") {
+			t.Errorf("%d reviews: %s; want 6 MiB refused (413), 3 MiB answered (200) or refused for now (429)", n, outcome)
+		}
+	}
+	if outcomes["3MiB 200"] == 0 {
+		t.Error("no 3 MiB review answered: the limiter lets none through")
+	}
+}
+
+// reviewOf is an AdmissionReview creating pod name in namespace app.
+func reviewOf(t *testing.T, name string, annotations map[string]string) []byte {
+	t.Helper()
+	pod, err := json.Marshal(testPod(name, nil, annotations))
+	if err != nil {
+		t.Fatal(err)
+	}
+	review, err := json.Marshal(&admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{
+			UID: "load", Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}, Resource: metav1.GroupVersionResource{Version: "v1", Resource: "pods"},
+			Namespace: "app", Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: pod},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return review
+}
+
+// chartGOMEMLIMIT is the GOMEMLIMIT the chart's webhook container gets:
+// its memory limit, in bytes, through a resourceFieldRef.
+func chartGOMEMLIMIT(t *testing.T, c *cluster) string {
+	t.Helper()
+	for _, o := range c.objects {
+		if o.GetKind() != "Deployment" || o.GetName() != "meshinit-webhook" {
+			continue
+		}
+		var d appsv1.Deployment
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &d); err != nil {
+			t.Fatal(err)
+		}
+		for _, container := range d.Spec.Template.Spec.Containers {
+			for _, env := range container.Env {
+				if env.Name != "GOMEMLIMIT" {
+					continue
+				}
+				ref := env.ValueFrom.ResourceFieldRef
+				if ref == nil || ref.Resource != "limits.memory" || !ref.Divisor.IsZero() {
+					t.Fatalf("GOMEMLIMIT %+v, want the memory limit in bytes", env)
+				}
+				return strconv.FormatInt(container.Resources.Limits.Memory().Value(), 10)
+			}
+		}
+	}
+	t.Fatal("the chart's webhook container has no GOMEMLIMIT")
+	return ""
+}
+
+// vmHWM is the peak resident memory of process pid, in bytes.
+func vmHWM(t *testing.T, pid int) int {
+	t.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if kb, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kb), "kB")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n << 10
+		}
+	}
+	t.Fatalf("/proc/%d/status has no VmHWM", pid)
+	return 0
+}
