@@ -45,22 +45,20 @@ func longPortList(n int, violate bool) string {
 	return strings.Join(entries, ", ")
 }
 
-// bigPod has 100 app containers and 10 init containers, meshinit's last, and
-// the three port-list annotations with n entries each; the include list
-// carries the required inbound ports (costPolicy's and testValues') so that
-// it is compliant.
+// bigPod has 100 app containers and 10 init containers, meshinit's first (as
+// the webhook injects it), and the three port-list annotations with n
+// entries each; the include list carries the required inbound ports
+// (costPolicy's and testValues') so that it is compliant.
 func bigPod(n int, violate bool) *corev1.Pod {
-	p := pod("big", containers(100), labels(podLabel, "true"),
-		annotations(
-			redirect.AnnotationIncludeInboundPorts, "8443,9443,20000-20063, "+longPortList(n, false),
-			redirect.AnnotationExcludeInboundPorts, longPortList(n, violate),
-			redirect.AnnotationExcludeOutboundPorts, longPortList(n, false),
-		))
-	for i := range 9 {
-		p.Spec.InitContainers = append(p.Spec.InitContainers, corev1.Container{Name: fmt.Sprintf("init-%d", i), Image: "init"})
-	}
-	p.Spec.InitContainers = append(p.Spec.InitContainers, corev1.Container{Name: initContainerName, Image: "meshinit/redirector"})
-	return p
+	return pod("big", containers(100), labels(podLabel, "true"), func(p *corev1.Pod) {
+		for i := range 9 {
+			p.Spec.InitContainers = append(p.Spec.InitContainers, corev1.Container{Name: fmt.Sprintf("init-%d", i), Image: "init"})
+		}
+	}, injected, annotations(
+		redirect.AnnotationIncludeInboundPorts, "8443,9443,20000-20063, "+longPortList(n, false),
+		redirect.AnnotationExcludeInboundPorts, longPortList(n, violate),
+		redirect.AnnotationExcludeOutboundPorts, longPortList(n, false),
+	))
 }
 
 // TestCostHeadroom evaluates the policy in-process for a pod with 100

@@ -51,11 +51,6 @@ func merge(m map[string]string, kv []string) map[string]string {
 	return out
 }
 
-// injected adds the init container the webhook injects.
-func injected(p *corev1.Pod) {
-	p.Spec.InitContainers = append([]corev1.Container{{Name: initContainerName, Image: "meshinit/redirector"}}, p.Spec.InitContainers...)
-}
-
 func hostNetwork(p *corev1.Pod) { p.Spec.HostNetwork = true }
 
 // containers gives the pod n app containers, each with a port.
