@@ -57,6 +57,9 @@ func TestSchemaRejects(t *testing.T) {
 		{"proxy port 65536 as a string", redirectSetting("inbound-proxy-port", "65536"), []string{"/webhook/inject/redirect/inbound-proxy-port"}},
 		{"ignored ports with spaces", redirectSetting("ignored-inbound-ports", "15020, 15021"), []string{"/webhook/inject/redirect/ignored-inbound-ports"}},
 		{"ignored ports star", redirectSetting("ignored-inbound-ports", "*"), []string{"/webhook/inject/redirect/ignored-inbound-ports"}},
+		{"proxy container without image", map[string]any{"policy": map[string]any{"proxyContainers": []any{map[string]any{"name": "envoy"}}}}, []string{"/policy/proxyContainers/0", "image"}},
+		{"proxy container image with a space", map[string]any{"policy": map[string]any{"proxyContainers": []any{map[string]any{"name": "envoy", "image": "envoy proxy"}}}}, []string{"/policy/proxyContainers/0/image"}},
+		{"allowed CIDR without a prefix", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{"allowedOutboundCIDRExclusions": []any{"10.0.0.1"}}}}, []string{"/policy/defaultRedirectPolicy/allowedOutboundCIDRExclusions/0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Render(Options{Values: tc.values})
@@ -86,6 +89,10 @@ func TestSchemaAccepts(t *testing.T) {
 		{"redirect numbers", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"inbound-proxy-port": 16006, "exclude-outbound-ports": "22,53"}}}}},
 		{"redirect strings", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"proxy-uid": "0", "outbound-proxy-port": "65535", "ignored-inbound-ports": "15020-15021,15090"}}}}},
 		{"no ignored ports", redirectSetting("ignored-inbound-ports", "")},
+		{"proxy containers and allowed CIDRs", map[string]any{"policy": map[string]any{
+			"proxyContainers":       []any{map[string]any{"name": "envoy", "image": "docker.io/envoyproxy/envoy"}, map[string]any{"name": "linkerd-proxy", "image": "cr.l5d.io/linkerd/proxy:edge-24.1.1"}},
+			"defaultRedirectPolicy": map[string]any{"allowedOutboundCIDRExclusions": []any{"169.254.169.254/32", "fd00::/8"}},
+		}}},
 		{"no topology spread", map[string]any{"webhook": map[string]any{"topologySpreadConstraints": []any{}}}},
 		{"warn and audit", map[string]any{"policy": map[string]any{"validationActions": []any{"Warn", "Audit"}}}},
 		{"one replica", map[string]any{"webhook": map[string]any{"replicas": 1}}},
