@@ -42,7 +42,7 @@ func TestCELParsesLikeGo(t *testing.T) {
 	for _, a := range portListAnnotations {
 		for _, tc := range portListCases {
 			t.Run(a.prefix+"/"+tc.name, func(t *testing.T) {
-				goList, goErr := parsePortList(tc.value)
+				goList, goErr := redirect.ParsePortList(tc.value)
 				r := request{
 					object:    pod("p", annotations(a.annotation, tc.value)),
 					namespace: namespace("team", namespaceLabel, "enabled"),

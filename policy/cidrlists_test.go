@@ -113,12 +113,12 @@ func cidrList(n int) string {
 	return b.String()
 }
 
-// TestGoCIDRParserTable pins how redirect.ParseCIDRList (behind the list
-// limits) reads the shared table.
+// TestGoCIDRParserTable pins how redirect.ParseCIDRList (its list limits
+// included) reads the shared table.
 func TestGoCIDRParserTable(t *testing.T) {
 	for _, tc := range cidrListCases {
 		t.Run(tc.name, func(t *testing.T) {
-			l, err := parseCIDRList(tc.value)
+			l, err := redirect.ParseCIDRList(tc.value)
 			if tc.bad {
 				if err == nil {
 					t.Fatalf("ParseCIDRList(%s) = %q, want an error", short(tc.value), l)
@@ -253,7 +253,7 @@ func TestCELParsesCIDRsLikeGo(t *testing.T) {
 		for _, a := range cidrListAnnotations {
 			for _, tc := range cidrListCases {
 				t.Run(fmt.Sprintf("allowed %d/%s/%s", i, a.prefix, tc.name), func(t *testing.T) {
-					goList, goErr := parseCIDRList(tc.value)
+					goList, goErr := redirect.ParseCIDRList(tc.value)
 					var all, tooLong bool
 					var bad, got, violations []string
 					c.eval(t, request{object: pod("p", annotations(a.annotation, tc.value)), namespace: ns, params: params}, []string{
@@ -327,7 +327,7 @@ func TestAPIServerParsesCIDRsLikeGo(t *testing.T) {
 	for _, a := range cidrListAnnotations {
 		for _, tc := range cidrListCases {
 			t.Run(a.prefix+"/"+tc.name, func(t *testing.T) {
-				l, goErr := parseCIDRList(tc.value)
+				l, goErr := redirect.ParseCIDRList(tc.value)
 				got, err := verdictOf(c.createDryRun("cidrs", pod("p", annotations(a.annotation, tc.value))))
 				if err != nil {
 					t.Fatal(err)

@@ -1,23 +1,19 @@
 package policy
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/meshinit/meshinit/redirect"
 )
 
-// The limits of every list value, annotation or flag (issue 10's contract):
-// at most maxListBytes bytes and maxListEntries entries (commas + 1, counted
-// before empty entries are dropped), checked before anything is parsed, in
-// Go and in the policy's CEL. The redirector's branch adds them to package
-// redirect; until it does, the tests hold the policy to these numbers and
-// check them here in front of redirect's parsers (parsePortList,
-// parseCIDRList), so the agreement tables already run the contract.
+// The limits of every list value, annotation or flag: at most maxListBytes
+// bytes and maxListEntries entries (commas + 1, counted before empty entries
+// are dropped), checked before anything is parsed, in Go (redirect's
+// parsers) and in the policy's CEL.
 const (
-	maxListBytes   = 4096
-	maxListEntries = 256
+	maxListBytes   = redirect.MaxListBytes
+	maxListEntries = redirect.MaxListEntries
 )
 
 // overLimits reports whether a list value is refused before parsing.
@@ -25,35 +21,15 @@ func overLimits(v string) bool {
 	return len(v) > maxListBytes || strings.Count(v, ",")+1 > maxListEntries
 }
 
-func errTooLong(v string) error {
-	return fmt.Errorf("%q is longer than %d bytes or %d entries", v, maxListBytes, maxListEntries)
-}
-
-// parsePortList is redirect.ParsePortList behind the contract's limits.
-func parsePortList(v string) (redirect.PortList, error) {
-	if overLimits(v) {
-		return redirect.PortList{}, errTooLong(v)
-	}
-	return redirect.ParsePortList(v)
-}
-
-// parseCIDRList is redirect.ParseCIDRList behind the contract's limits.
-func parseCIDRList(v string) (redirect.CIDRList, error) {
-	if overLimits(v) {
-		return redirect.CIDRList{}, errTooLong(v)
-	}
-	return redirect.ParseCIDRList(v)
-}
-
-// TestListLimits: the policy's limits, written once in the chart, are the
-// contract's.
+// TestListLimits: the policy's limits, written once in the chart, are
+// redirect's.
 func TestListLimits(t *testing.T) {
 	c := compile(t, chartPolicy(t, nil))
 	r := request{object: pod("p"), namespace: namespace("team"), params: redirectPolicy(releaseNamespace, "default", costPolicy())}
 	var bytes, entries int64
 	c.eval(t, r, []string{"variables.maxListBytes", "variables.maxListEntries"}, &bytes, &entries)
 	if bytes != maxListBytes || entries != maxListEntries {
-		t.Fatalf("the policy's limits are %d bytes and %d entries, the contract's %d and %d", bytes, entries, maxListBytes, maxListEntries)
+		t.Fatalf("the policy's limits are %d bytes and %d entries, redirect's %d and %d", bytes, entries, maxListBytes, maxListEntries)
 	}
 }
 

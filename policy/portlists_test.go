@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/meshinit/meshinit/redirect"
 )
 
 // portListCase is one annotation value. want is how redirect.ParsePortList
@@ -108,13 +110,13 @@ func longList(n int) string {
 	return b.String()
 }
 
-// TestGoParserTable pins how redirect.ParsePortList (behind the list limits)
-// reads the shared table, so a change to the parser shows here before the
-// CEL comparison.
+// TestGoParserTable pins how redirect.ParsePortList (its list limits
+// included) reads the shared table, so a change to the parser shows here
+// before the CEL comparison.
 func TestGoParserTable(t *testing.T) {
 	for _, tc := range portListCases {
 		t.Run(tc.name, func(t *testing.T) {
-			l, err := parsePortList(tc.value)
+			l, err := redirect.ParsePortList(tc.value)
 			if tc.bad {
 				if err == nil {
 					t.Fatalf("ParsePortList(%q) = %q, want an error", tc.value, l)

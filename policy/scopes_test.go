@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/meshinit/meshinit/api/v1alpha1"
+	"github.com/meshinit/meshinit/redirect"
 )
 
 // withoutDefaultPolicy installs the chart with defaultRedirectPolicy.enabled
@@ -67,8 +68,8 @@ func TestMissingParameters(t *testing.T) {
 
 // TestAPIServerParsesLikeGo runs the shared table of annotation values
 // through a real API server: for each value in each annotation, the policy
-// must reject exactly the values redirect.ParsePortList (behind the list
-// limits) rejects, and name exactly the required ports the parsed list fails
+// must reject exactly the values redirect.ParsePortList rejects (its list
+// limits included), and name exactly the required ports the parsed list fails
 // to intercept.
 func TestAPIServerParsesLikeGo(t *testing.T) {
 	c := apiServer(t)
@@ -87,7 +88,7 @@ func TestAPIServerParsesLikeGo(t *testing.T) {
 	for _, a := range portListAnnotations {
 		for _, tc := range portListCases {
 			t.Run(a.prefix+"/"+tc.name, func(t *testing.T) {
-				l, goErr := parsePortList(tc.value)
+				l, goErr := redirect.ParsePortList(tc.value)
 				got, err := verdictOf(c.createDryRun("table", pod("p", annotations(a.annotation, tc.value))))
 				if err != nil {
 					t.Fatal(err)
