@@ -155,7 +155,7 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
-	timed("a pod labelled meshinit.io/inject=false is left alone (default RedirectPolicy: AllowOptOut)", func(t *testing.T) {
+	timed("a pod labelled meshinit.io/inject=false is left alone (default RedirectPolicy: AllowOptOut, as the harness installs it)", func(t *testing.T) {
 		mustCreate(t, labelled, img.PlainPod("opted-out", map[string]string{injectLabel: "false"}, nil))
 		if got := e.initContainers(t, ctx, labelled, "opted-out"); len(got) != 0 {
 			t.Errorf("init containers %v, want none", got)

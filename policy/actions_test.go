@@ -18,12 +18,9 @@ import (
 // validationActions set, restoring testValues when the test ends.
 func (c *cluster) withValidationActions(t *testing.T, actions ...any) {
 	t.Helper()
-	c.install(t, map[string]any{"policy": map[string]any{
-		"validationActions":     actions,
-		"defaultRedirectPolicy": testValues["policy"].(map[string]any)["defaultRedirectPolicy"],
-	}})
+	c.install(t, testValuesWith(func(policy map[string]any) { policy["validationActions"] = actions }))
 	t.Cleanup(func() {
-		c.install(t, testValues)
+		c.install(t, testValues())
 		c.awaitInstalled(t)
 	})
 	c.awaitVerdict(t, "team-a", pod("probe", injected, annotations(excludeInbound, "8443")), verdict{})
@@ -69,7 +66,7 @@ func TestAuditMode(t *testing.T) {
 		t.Fatalf("creating a violating pod in Audit mode: %v", err)
 	}
 	c.deletePod(t, "team-a", "audited")
-	want := fmt.Sprintf(`[{"message":%q,"policy":%q,"binding":%q,"expressionIndex":5,"validationActions":["Audit"]}]`,
+	want := fmt.Sprintf(`[{"message":%q,"policy":%q,"binding":%q,"expressionIndex":6,"validationActions":["Audit"]}]`,
 		msgExcluded8443, policyName, clusterBinding)
 	eventually(t, 10*time.Second, func() error {
 		got, err := c.auditAnnotation("team-a", "audited", "validation.policy.admission.k8s.io/validation_failure")

@@ -11,18 +11,18 @@ import (
 	"github.com/meshinit/meshinit/redirect"
 )
 
-// portListAnnotations are the annotations the policy parses, with the prefix
-// of the policy's variables for each and the variable listing the required
-// ports that the annotation fails to intercept.
+// portListAnnotations are the port-list annotations the policy parses, with
+// the prefix of the policy's variables for each (<prefix>Violations lists
+// the required ports the annotation fails to intercept).
 var portListAnnotations = []struct {
-	annotation, prefix, violations string
+	annotation, prefix string
 	// violates says whether the parsed annotation fails to intercept port p.
 	violates func(l redirect.PortList, p uint16) bool
 }{
-	{redirect.AnnotationIncludeInboundPorts, "includeInbound", "notIncludedInbound",
+	{redirect.AnnotationIncludeInboundPorts, "includeInbound",
 		func(l redirect.PortList, p uint16) bool { return !l.Contains(p) }},
-	{redirect.AnnotationExcludeInboundPorts, "excludeInbound", "excludedInbound", redirect.PortList.Contains},
-	{redirect.AnnotationExcludeOutboundPorts, "excludeOutbound", "excludedOutbound", redirect.PortList.Contains},
+	{redirect.AnnotationExcludeInboundPorts, "excludeInbound", redirect.PortList.Contains},
+	{redirect.AnnotationExcludeOutboundPorts, "excludeOutbound", redirect.PortList.Contains},
 }
 
 // probePorts are required ports chosen around the edges of the table's values.
@@ -48,33 +48,33 @@ func TestCELParsesLikeGo(t *testing.T) {
 					namespace: namespace("team", namespaceLabel, "enabled"),
 					params:    params,
 				}
-				var all bool
-				var bad [][]string
+				var all, tooLong bool
+				var bad []string
 				var ranges [][]int64
 				var violations []int64
 				c.eval(t, r, []string{
-					"variables." + a.prefix + "All", "variables." + a.prefix + "Bad",
-					"variables." + a.prefix + "Ranges", "variables." + a.violations,
-				}, &all, &bad, &ranges, &violations)
+					"variables." + a.prefix + "All", "variables." + a.prefix + "TooLong", "variables." + a.prefix + "Bad",
+					"variables." + a.prefix + "Ranges", "variables." + a.prefix + "Violations",
+				}, &all, &tooLong, &bad, &ranges, &violations)
 
-				if (goErr != nil) != (len(bad) > 0) {
-					t.Fatalf("%q: Go error %v, CEL bad entries %q", tc.value, goErr, bad)
+				if tooLong != overLimits(tc.value) || (goErr != nil) != (tooLong || len(bad) > 0) {
+					t.Fatalf("%s: Go error %v, CEL too long %v, bad entries %q", short(tc.value), goErr, tooLong, bad)
 				}
 				if goErr != nil {
 					// Go stops at the first bad entry and quotes it.
-					if !strings.Contains(goErr.Error(), strconv.Quote(bad[0][0])) {
-						t.Errorf("%q: CEL's first bad entry %q is not the one Go rejects: %v", tc.value, bad[0][0], goErr)
+					if !tooLong && !strings.Contains(goErr.Error(), strconv.Quote(bad[0])) {
+						t.Errorf("%q: CEL's first bad entry %q is not the one Go rejects: %v", tc.value, bad[0], goErr)
 					}
 					if len(violations) != 0 {
-						t.Errorf("%q: CEL reports violations %v for a list it cannot read", tc.value, violations)
+						t.Errorf("%s: CEL reports violations %v for a list it cannot read", short(tc.value), violations)
 					}
 					return
 				}
 				if all != goList.All {
-					t.Errorf("%q: CEL all=%v, Go all=%v", tc.value, all, goList.All)
+					t.Errorf("%s: CEL all=%v, Go all=%v", short(tc.value), all, goList.All)
 				}
 				if got, want := normalize(ranges), goList.Ranges; !slices.Equal(got, want) {
-					t.Errorf("%q: CEL ranges %v, Go ranges %v", tc.value, got, want)
+					t.Errorf("%s: CEL ranges %v, Go ranges %v", short(tc.value), got, want)
 				}
 				var want []int64
 				for _, p := range probePorts {
@@ -83,7 +83,7 @@ func TestCELParsesLikeGo(t *testing.T) {
 					}
 				}
 				if !slices.Equal(violations, want) {
-					t.Errorf("%q: CEL %s = %v, Go says %v", tc.value, a.violations, violations, want)
+					t.Errorf("%s: CEL %sViolations = %v, Go says %v", short(tc.value), a.prefix, violations, want)
 				}
 			})
 		}
@@ -101,4 +101,12 @@ func normalize(pairs [][]int64) []redirect.PortRange {
 		return cmp.Or(cmp.Compare(a.First, b.First), cmp.Compare(a.Last, b.Last))
 	})
 	return slices.Compact(out)
+}
+
+// short quotes a table value for a message, cut after 64 bytes.
+func short(v string) string {
+	if len(v) > 64 {
+		return strconv.Quote(v[:64]) + "..."
+	}
+	return strconv.Quote(v)
 }

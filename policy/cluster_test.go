@@ -64,16 +64,33 @@ func TestMain(m *testing.M) {
 }
 
 // Values the tests install the chart with: the default RedirectPolicy
-// requires inbound ports 8443 and 9443 and outbound port 5432, with the chart's default
-// interception, AllowOptOut.
-var testValues = map[string]any{
-	"policy": map[string]any{
-		"defaultRedirectPolicy": map[string]any{
-			"requiredInboundPorts":  []any{8443, 9443},
-			"requiredOutboundPorts": []any{5432},
+// requires inbound ports 8443 and 9443 and outbound port 5432, allows
+// excluding 10.0.0.0/8 and 169.254.169.254/32 from outbound interception,
+// and lets pods opt out (AllowOptOut; the chart's default is Required). The
+// proxy containers are envoy (registry.example/envoy) and the helm test's.
+func testValues() map[string]any {
+	return map[string]any{
+		"policy": map[string]any{
+			"proxyContainers": []any{map[string]any{"name": "envoy", "image": envoyImage}},
+			"defaultRedirectPolicy": map[string]any{
+				"requiredInboundPorts":          []any{8443, 9443},
+				"requiredOutboundPorts":         []any{5432},
+				"allowedOutboundCIDRExclusions": []any{"10.0.0.0/8", "169.254.169.254/32"},
+				"interception":                  "AllowOptOut",
+			},
 		},
-	},
+	}
 }
+
+// testValuesWith is testValues with its policy section changed by change.
+func testValuesWith(change func(policy map[string]any)) map[string]any {
+	v := testValues()
+	change(v["policy"].(map[string]any))
+	return v
+}
+
+// envoyImage is the image of testValues' proxy container.
+const envoyImage = "registry.example/envoy"
 
 // podAuditPolicy logs the metadata (with admission's audit annotations) of
 // every pod request.
@@ -147,7 +164,7 @@ func startCluster(t *testing.T) (*cluster, error) {
 			return nil, err
 		}
 	}
-	c.install(t, testValues)
+	c.install(t, testValues())
 	// Namespace policies: team-strict adds inbound port 9090 and forbids
 	// opting out; team-lax tries to relax everything (and cannot).
 	c.applyPolicy(t, "team-strict", "strict", v1alpha1.RedirectPolicySpec{

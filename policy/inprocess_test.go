@@ -98,6 +98,22 @@ func (c *compiled) validate(t *testing.T, r request) validating.ValidateResult {
 	return c.validator.Validate(context.Background(), schema.GroupVersionResource{}, va, r.params, r.namespace, celconfig.RuntimeCELCostBudget, nil)
 }
 
+// denials returns the messages of the policy's denials for a request, in
+// order, failing the test on an evaluation error.
+func (c *compiled) denials(t *testing.T, r request) []string {
+	t.Helper()
+	var out []string
+	for _, d := range c.validate(t, r).Decisions {
+		if d.Evaluation == validating.EvalError {
+			t.Fatalf("evaluation error: %s", d.Message)
+		}
+		if d.Action == validating.ActionDeny {
+			out = append(out, d.Message)
+		}
+	}
+	return out
+}
+
 // cost returns the runtime cost of the validations (with the variables they
 // evaluate) and of the message expressions (which evaluate their variables
 // again), out of the budget of one evaluation, celconfig.RuntimeCELCostBudget.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/meshinit/meshinit/api/v1alpha1"
@@ -27,6 +28,8 @@ const (
 	includeInbound    = redirect.AnnotationIncludeInboundPorts
 	excludeInbound    = redirect.AnnotationExcludeInboundPorts
 	excludeOutbound   = redirect.AnnotationExcludeOutboundPorts
+	includeCIDRs      = redirect.AnnotationIncludeOutboundCIDRs
+	excludeCIDRs      = redirect.AnnotationExcludeOutboundCIDRs
 )
 
 // podOption changes a test pod.
@@ -51,12 +54,63 @@ func merge(m map[string]string, kv []string) map[string]string {
 	return out
 }
 
-// injected adds the init container the webhook injects.
-func injected(p *corev1.Pod) {
-	p.Spec.InitContainers = append([]corev1.Container{{Name: initContainerName, Image: "meshinit/redirector"}}, p.Spec.InitContainers...)
+func hostNetwork(p *corev1.Pod) { p.Spec.HostNetwork = true }
+
+// withInit appends an init container; a restartPolicy Always makes it a
+// native sidecar.
+func withInit(c corev1.Container) podOption {
+	return func(p *corev1.Pod) { p.Spec.InitContainers = append(p.Spec.InitContainers, c) }
 }
 
-func hostNetwork(p *corev1.Pod) { p.Spec.HostNetwork = true }
+// withContainer appends an app container.
+func withContainer(c corev1.Container) podOption {
+	return func(p *corev1.Pod) { p.Spec.Containers = append(p.Spec.Containers, c) }
+}
+
+// security changes the securityContext of the pod's container (or init
+// container) called name.
+func security(name string, change func(sc *corev1.SecurityContext)) podOption {
+	return func(p *corev1.Pod) {
+		for _, list := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+			for i := range list {
+				if list[i].Name == name {
+					if list[i].SecurityContext == nil {
+						list[i].SecurityContext = &corev1.SecurityContext{}
+					}
+					change(list[i].SecurityContext)
+					return
+				}
+			}
+		}
+		panic("no container " + name)
+	}
+}
+
+func runAsUser(name string, uid int64) podOption {
+	return security(name, func(sc *corev1.SecurityContext) { sc.RunAsUser = &uid })
+}
+
+func runAsGroup(name string, gid int64) podOption {
+	return security(name, func(sc *corev1.SecurityContext) { sc.RunAsGroup = &gid })
+}
+
+func privileged(name string) podOption {
+	return security(name, func(sc *corev1.SecurityContext) { sc.Privileged = ptr.To(true) })
+}
+
+func addCapabilities(name string, caps ...corev1.Capability) podOption {
+	return security(name, func(sc *corev1.SecurityContext) { sc.Capabilities = &corev1.Capabilities{Add: caps} })
+}
+
+// podSecurity changes the pod's securityContext.
+func podSecurity(change func(sc *corev1.PodSecurityContext)) podOption {
+	return func(p *corev1.Pod) {
+		if p.Spec.SecurityContext == nil {
+			p.Spec.SecurityContext = &corev1.PodSecurityContext{}
+		}
+		change(p.Spec.SecurityContext)
+	}
+}
 
 // containers gives the pod n app containers, each with a port.
 func containers(n int) podOption {

@@ -10,7 +10,7 @@ import (
 
 // portListCase is one annotation value. want is how redirect.ParsePortList
 // reads it (PortList.String: "*", "" for the empty list, or sorted entries),
-// or bad when it rejects it.
+// or bad when it rejects it (or the value is over the list limits).
 type portListCase struct {
 	name, value string
 	want        string
@@ -88,7 +88,14 @@ var portListCases = []portListCase{
 	{name: "line separator inside a range", value: "80\u2028-\u202990", want: "80-90"},
 	{name: "zero-width space", value: "\u200b80", bad: true},
 	{name: "byte order mark", value: "\ufeff80", bad: true},
-	{name: "long list", value: longList(500), want: longList(500)},
+	{name: "long list", value: longList(250), want: longList(250)},
+	{name: "most entries", value: longList(maxListEntries), want: longList(maxListEntries)},
+	{name: "too many entries", value: longList(maxListEntries + 1), bad: true},
+	{name: "most empty entries", value: emptyEntries(maxListEntries), want: ""},
+	{name: "too many empty entries", value: emptyEntries(maxListEntries + 1), bad: true},
+	{name: "most bytes", value: paddedList(maxListBytes), want: "80"},
+	{name: "too many bytes", value: paddedList(maxListBytes + 1), bad: true},
+	{name: "too many bytes, few characters", value: "80" + strings.Repeat("\u3000", (maxListBytes-1)/3), bad: true},
 }
 
 // longList is n distinct ports, sorted: 10000,10001,...
@@ -103,8 +110,9 @@ func longList(n int) string {
 	return b.String()
 }
 
-// TestGoParserTable pins how redirect.ParsePortList reads the shared table,
-// so a change to the parser shows here before the CEL comparison.
+// TestGoParserTable pins how redirect.ParsePortList (its list limits
+// included) reads the shared table, so a change to the parser shows here
+// before the CEL comparison.
 func TestGoParserTable(t *testing.T) {
 	for _, tc := range portListCases {
 		t.Run(tc.name, func(t *testing.T) {

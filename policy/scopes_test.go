@@ -19,12 +19,12 @@ import (
 // restoring both when the test ends.
 func (c *cluster) withoutDefaultPolicy(t *testing.T) {
 	t.Helper()
-	c.install(t, map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{"enabled": false}}})
+	c.install(t, testValuesWith(func(policy map[string]any) { policy["defaultRedirectPolicy"] = map[string]any{"enabled": false} }))
 	if err := c.client.Delete(context.Background(), redirectPolicy(releaseNamespace, "default", v1alpha1.RedirectPolicySpec{})); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		c.install(t, testValues)
+		c.install(t, testValues())
 		c.awaitInstalled(t)
 	})
 	c.awaitVerdict(t, "team-a", pod("probe", injected, annotations(excludeInbound, "8443")), verdict{})
@@ -48,6 +48,15 @@ func TestMissingParameters(t *testing.T) {
 		{"the namespace's own Required still holds", "team-strict",
 			pod("p"), verdict{namespaceBinding, "pod arrived without the meshinit-redirect init container (is the meshinit webhook running?), but RedirectPolicy team-strict/strict requires interception (interception: Required)", metav1.StatusReasonForbidden}},
 		{"interception Optional admits an un-injected pod", "team-lax", pod("p"), verdict{}},
+		{"interception Optional admits a privileged container", "team-lax", pod("p", injected, privileged("app")), verdict{}},
+		{"interception Optional, no outbound ports: the proxy UID is no concern", "team-lax", pod("p", injected, runAsUser("app", 1337)), verdict{}},
+		{"interception Required forbids the proxy UID without outbound ports", "team-strict",
+			pod("p", injected, runAsUser("app", 1337)), verdict{namespaceBinding, "pod container app would run as the proxy (runAsUser 1337 or runAsGroup 1337), " +
+				"whose traffic is never redirected, but RedirectPolicy team-strict/strict requires interception (interception: Required); " +
+				"only the proxy containers the chart names (policy.proxyContainers) may", metav1.StatusReasonForbidden}},
+		{"interception Required forbids a forged meshinit-redirect", "team-strict",
+			pod("p", injected, forged(func(c *corev1.Container) { c.Command = []string{"true"} })), verdict{namespaceBinding,
+				"init container meshinit-redirect is not meshinit's: it sets command, but RedirectPolicy team-strict/strict requires interception (interception: Required)", metav1.StatusReasonForbidden}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := c.checkVerdict(tc.namespace, tc.pod, tc.want); err != nil {
@@ -59,8 +68,9 @@ func TestMissingParameters(t *testing.T) {
 
 // TestAPIServerParsesLikeGo runs the shared table of annotation values
 // through a real API server: for each value in each annotation, the policy
-// must reject exactly the values redirect.ParsePortList rejects, and name
-// exactly the required ports the parsed list fails to intercept.
+// must reject exactly the values redirect.ParsePortList rejects (its list
+// limits included), and name exactly the required ports the parsed list fails
+// to intercept.
 func TestAPIServerParsesLikeGo(t *testing.T) {
 	c := apiServer(t)
 	c.withoutDefaultPolicy(t)
@@ -84,12 +94,12 @@ func TestAPIServerParsesLikeGo(t *testing.T) {
 					t.Fatal(err)
 				}
 				if goErr != nil {
-					prefix := a.annotation + " entry "
-					suffix := fmt.Sprintf(" is not a port 1-65535 or a range first-last of them, so RedirectPolicy table/probes cannot check that %s %s intercepted",
-						direction[a.annotation], portsAre(probePorts))
+					prefix, why := unreadable(a.annotation, tc.value, " is not a port 1-65535 or a range first-last of them")
+					suffix := fmt.Sprintf("%s, so RedirectPolicy table/probes cannot check that %s %s intercepted",
+						why, direction[a.annotation], portsAre(probePorts))
 					if got.binding != namespaceBinding || got.reason != metav1.StatusReasonInvalid ||
 						!strings.HasPrefix(got.message, prefix) || !strings.HasSuffix(got.message, suffix) {
-						t.Errorf("%q (Go: %v): got %+v", tc.value, goErr, got)
+						t.Errorf("%s (Go: %v): got %+v", short(tc.value), goErr, got)
 					}
 					return
 				}
@@ -108,7 +118,7 @@ func TestAPIServerParsesLikeGo(t *testing.T) {
 					want = verdict{namespaceBinding, fmt.Sprintf("%s required by RedirectPolicy table/probes and cannot be listed in %s", portsAre(missed), a.annotation), metav1.StatusReasonForbidden}
 				}
 				if got != want {
-					t.Errorf("%q (Go: %q):\n got  %+v\n want %+v", tc.value, l, got, want)
+					t.Errorf("%s (Go: %q):\n got  %+v\n want %+v", short(tc.value), l, got, want)
 				}
 			})
 		}

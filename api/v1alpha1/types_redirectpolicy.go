@@ -48,6 +48,17 @@ type RedirectPolicySpec struct {
 	// +kubebuilder:validation:MaxItems=64
 	// +optional
 	RequiredOutboundPorts []Port `json:"requiredOutboundPorts,omitempty"`
+	// AllowedOutboundCIDRExclusions are the destinations a pod may send
+	// around the proxy while RequiredOutboundPorts is set: every entry of its
+	// traffic.meshinit.io/exclude-outbound-cidrs must lie inside one of
+	// them, and its traffic.meshinit.io/include-outbound-cidrs (which leaves
+	// out every destination it does not list) must be "*" (the default)
+	// unless these cover each IP family it narrows whole (0.0.0.0/0,
+	// ::/0). Default: none.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	AllowedOutboundCIDRExclusions []CIDR `json:"allowedOutboundCIDRExclusions,omitempty"`
 
 	// Interception says whether a pod in an opted-in namespace may run without
 	// meshinit. Default: Required.
@@ -61,24 +72,37 @@ type RedirectPolicySpec struct {
 // +kubebuilder:validation:Maximum=65535
 type Port int32
 
+// CIDR is an IP prefix in CIDR notation with no bits set after the prefix
+// length, e.g. 10.0.0.0/8 or fd00::/8 (IPv4-mapped IPv6 prefixes are not
+// accepted).
+// +kubebuilder:validation:MaxLength=64
+// +kubebuilder:validation:XValidation:rule="isCIDR(self) && cidr(self) == cidr(self).masked()",message="must be a CIDR such as 10.0.0.0/8 or fd00::/8, with no bits set after the prefix length"
+type CIDR string
+
 // Interception says whether a pod may run without meshinit's init container.
 // +kubebuilder:validation:Enum=Required;AllowOptOut;Optional
 type Interception string
 
 const (
-	// InterceptionRequired rejects a pod in an opted-in namespace that opts
-	// out with label meshinit.io/inject=false, and an intercepted pod that
-	// arrives without the meshinit-redirect init container (say, because the
-	// webhook was unavailable and its failurePolicy is Ignore). Workload pod
-	// templates that opt out are rejected too.
+	// InterceptionRequired rejects, in an opted-in namespace, a pod or
+	// workload pod template that opts out with label meshinit.io/inject=false
+	// or uses hostNetwork; an intercepted pod that arrives without meshinit's
+	// init container (say, because the webhook was unavailable and its
+	// failurePolicy is Ignore), or with a container of that name that is not
+	// meshinit's (another image, command or arguments); and, on intercepted
+	// pods and templates, containers other than the chart's proxy containers
+	// that run as the proxy UID or GID, and containers other than meshinit's
+	// that are privileged or add NET_ADMIN, NET_RAW, SYS_ADMIN or ALL.
 	InterceptionRequired Interception = "Required"
 	// InterceptionAllowOptOut admits pods that opt out with label
-	// meshinit.io/inject=false, but still rejects an intercepted pod that
-	// arrives without the meshinit-redirect init container.
+	// meshinit.io/inject=false and hostNetwork pods, but otherwise checks
+	// what Required checks, except the proxy UID and GID (checked only when
+	// the policy requires outbound ports).
 	InterceptionAllowOptOut Interception = "AllowOptOut"
-	// InterceptionOptional checks only the required ports of intercepted
-	// pods; pods that opt out or arrive without the init container are
-	// admitted.
+	// InterceptionOptional checks only the required ports (and, when
+	// outbound ports are required, the CIDR lists and the proxy UID and GID)
+	// of intercepted pods; pods that opt out or arrive without the init
+	// container are admitted.
 	InterceptionOptional Interception = "Optional"
 )
 

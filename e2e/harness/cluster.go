@@ -26,6 +26,12 @@ type Cluster struct {
 	Registry string
 	// imageValues point the chart at the images in Registry.
 	imageValues map[string]any
+	// policyValues are the policy values the tests and the demo are written
+	// for: AppPod's proxy containers are the chart's proxy containers (they
+	// run as the proxy UID), and pods may opt out (the default
+	// RedirectPolicy's interception is AllowOptOut, not the chart's
+	// Required).
+	policyValues map[string]any
 	// local is the local cluster, nil for one KUBECONFIG names.
 	local *cluster.Cluster
 }

@@ -57,7 +57,7 @@ func (c *Cluster) Install(ctx context.Context, vals map[string]any) error {
 	if err != nil {
 		return err
 	}
-	vals = merged(vals, c.imageValues)
+	vals = merged(vals, merged(c.imageValues, c.policyValues))
 	history := action.NewHistory(cfg)
 	history.Max = 1
 	switch _, err := history.Run(Release); {

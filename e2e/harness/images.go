@@ -48,6 +48,11 @@ func (c *Cluster) LoadImages(ctx context.Context, dir string, logf func(string, 
 			return Images{}, fmt.Errorf("building the images: no %s archive for %s", name, runtime.GOARCH)
 		}
 	}
+	proxy := func(name string) map[string]any { return map[string]any{"name": name, "image": imgs.TestProxy} }
+	c.policyValues = map[string]any{"policy": map[string]any{
+		"proxyContainers":       []any{proxy("proxy-out"), proxy("proxy-in")},
+		"defaultRedirectPolicy": map[string]any{"interception": "AllowOptOut"},
+	}}
 	if c.Registry != "" {
 		// The tags are the chart's appVersion, its default.
 		repo := func(ref string) map[string]any {

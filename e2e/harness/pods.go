@@ -23,9 +23,10 @@ const (
 var proxyUser = map[string]any{"runAsUser": 1337, "runAsGroup": 1337}
 
 // AppPod is a pod whose traffic a proxy handles: the test app listening on
-// 8080 and 8081, and the test proxy as two containers (UID 1337), one on
-// the outbound port 15001 and one on the inbound port 15006, each
-// answering with its name and the original destination.
+// 8080 and 8081, and the test proxy as two containers (UID 1337, named to
+// the policy as proxy containers by Install), one on the outbound port
+// 15001 and one on the inbound port 15006, each answering with its name and
+// the original destination.
 func (i Images) AppPod(name string, labels, annotations map[string]string) string {
 	return pod(name, labels, annotations,
 		container("app", i.TestApp, nil, "-listen", ":8080,:8081", "-name", "app"),
@@ -42,7 +43,7 @@ func (i Images) PlainPod(name string, labels, annotations map[string]string) str
 
 // RequiredInboundPortPolicy is a RedirectPolicy in ns that requires
 // inbound port to be intercepted and lets pods opt out of injection
-// (AllowOptOut), the chart's default.
+// (AllowOptOut, as the tests install the chart's default RedirectPolicy).
 func RequiredInboundPortPolicy(ns, name string, port int) string {
 	return manifest(map[string]any{
 		"apiVersion": "meshinit.io/v1alpha1", "kind": "RedirectPolicy",

@@ -48,6 +48,18 @@ func TestSchemaRejects(t *testing.T) {
 		{"required port a string", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{"requiredOutboundPorts": []any{"5432"}}}}, []string{"/policy/defaultRedirectPolicy/requiredOutboundPorts/0"}},
 		{"imagePullSecrets as strings", map[string]any{"imagePullSecrets": []any{"regcred"}}, []string{"/imagePullSecrets/0"}},
 		{"tests dialAddress without port", map[string]any{"tests": map[string]any{"dialAddress": "192.0.2.1"}}, []string{"/tests/dialAddress"}},
+		// The policy compares the cluster's own redirect settings with the
+		// init container's arguments, so they must be written as the
+		// redirector renders them.
+		{"proxy-uid with a leading zero", redirectSetting("proxy-uid", "01337"), []string{"/webhook/inject/redirect/proxy-uid"}},
+		{"proxy-gid negative", redirectSetting("proxy-gid", -1), []string{"/webhook/inject/redirect/proxy-gid"}},
+		{"proxy port 0", redirectSetting("outbound-proxy-port", 0), []string{"/webhook/inject/redirect/outbound-proxy-port"}},
+		{"proxy port 65536 as a string", redirectSetting("inbound-proxy-port", "65536"), []string{"/webhook/inject/redirect/inbound-proxy-port"}},
+		{"ignored ports with spaces", redirectSetting("ignored-inbound-ports", "15020, 15021"), []string{"/webhook/inject/redirect/ignored-inbound-ports"}},
+		{"ignored ports star", redirectSetting("ignored-inbound-ports", "*"), []string{"/webhook/inject/redirect/ignored-inbound-ports"}},
+		{"proxy container without image", map[string]any{"policy": map[string]any{"proxyContainers": []any{map[string]any{"name": "envoy"}}}}, []string{"/policy/proxyContainers/0", "image"}},
+		{"proxy container image with a space", map[string]any{"policy": map[string]any{"proxyContainers": []any{map[string]any{"name": "envoy", "image": "envoy proxy"}}}}, []string{"/policy/proxyContainers/0/image"}},
+		{"allowed CIDR without a prefix", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{"allowedOutboundCIDRExclusions": []any{"10.0.0.1"}}}}, []string{"/policy/defaultRedirectPolicy/allowedOutboundCIDRExclusions/0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Render(Options{Values: tc.values})
@@ -75,6 +87,12 @@ func TestSchemaAccepts(t *testing.T) {
 		values map[string]any
 	}{
 		{"redirect numbers", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"inbound-proxy-port": 16006, "exclude-outbound-ports": "22,53"}}}}},
+		{"redirect strings", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"proxy-uid": "0", "outbound-proxy-port": "65535", "ignored-inbound-ports": "15020-15021,15090"}}}}},
+		{"no ignored ports", redirectSetting("ignored-inbound-ports", "")},
+		{"proxy containers and allowed CIDRs", map[string]any{"policy": map[string]any{
+			"proxyContainers":       []any{map[string]any{"name": "envoy", "image": "docker.io/envoyproxy/envoy"}, map[string]any{"name": "linkerd-proxy", "image": "cr.l5d.io/linkerd/proxy:edge-24.1.1"}},
+			"defaultRedirectPolicy": map[string]any{"allowedOutboundCIDRExclusions": []any{"169.254.169.254/32", "fd00::/8"}},
+		}}},
 		{"no topology spread", map[string]any{"webhook": map[string]any{"topologySpreadConstraints": []any{}}}},
 		{"warn and audit", map[string]any{"policy": map[string]any{"validationActions": []any{"Warn", "Audit"}}}},
 		{"one replica", map[string]any{"webhook": map[string]any{"replicas": 1}}},
@@ -106,5 +124,26 @@ func TestCertsSourcesExclusive(t *testing.T) {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error does not mention %q:\n%v", w, err)
 		}
+	}
+}
+
+// redirectSetting is values with one webhook.inject.redirect setting.
+func redirectSetting(key string, value any) map[string]any {
+	return map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{key: value}}}}
+}
+
+// TestIgnoredPortsInOrder: webhook.inject.redirect.ignored-inbound-ports
+// must be in the order the redirector renders it (the policy compares the
+// init container's argument with it), which the schema cannot say: the
+// chart refuses it, naming the value.
+func TestIgnoredPortsInOrder(t *testing.T) {
+	for _, v := range []string{"15090,15020", "15020,15020", "15020-15020", "15021-15020", "15020-15030,15020"} {
+		_, err := Render(Options{Values: redirectSetting("ignored-inbound-ports", v)})
+		if err == nil || !strings.Contains(err.Error(), "webhook.inject.redirect.ignored-inbound-ports") || !strings.Contains(err.Error(), v) {
+			t.Errorf("ignored-inbound-ports %q: %v", v, err)
+		}
+	}
+	if _, err := Render(Options{Values: redirectSetting("ignored-inbound-ports", "15020,15020-15030,15021")}); err != nil {
+		t.Errorf("ports and ranges in the redirector's order: %v", err)
 	}
 }

@@ -15,3 +15,12 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- printf "%s-meshinit" .Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+An image reference "repository:tag" from an image value ({repository, tag}),
+the tag defaulting to the chart's appVersion. Argument: (dict "image" <value>
+"root" $).
+*/}}
+{{- define "meshinit.image" -}}
+{{ printf "%s:%s" .image.repository (.image.tag | default .root.Chart.AppVersion) }}
+{{- end -}}

@@ -22,7 +22,7 @@ app.kubernetes.io/component: webhook
 {{/* The webhook's config file (webhook.Config). */}}
 {{- define "meshinit.webhook.config" -}}
 {{- with .Values.webhook.inject -}}
-image: {{ printf "%s:%s" .image.repository (.image.tag | default $.Chart.AppVersion) | quote }}
+image: {{ include "meshinit.redirect.image" $ | quote }}
 imagePullPolicy: {{ .imagePullPolicy }}
 privileged: {{ .privileged }}
 placement: {{ .placement }}

@@ -20,28 +20,155 @@ one expression serve the seven matched kinds, whose types differ.
 {{- end -}}
 
 {{- /*
-meshinit.policy.portListVariables: variables that parse one port-list
-annotation exactly as redirect.ParsePortList does. Arguments: name (variable
-prefix), annotation, default (the value when the annotation is absent).
-  <name>All     the value is "*" (surrounding whitespace ignored)
-  <name>Entries otherwise each comma-separated entry as [entry, first, last]
-                (entry and bounds trimmed; last only for a range), empty ones dropped
-  <name>Bad     the entries that are not a port 1-65535 or a range first-last
-                of them with first <= last ("*" inside a list is one)
-  <name>Ranges  the entries as [first, last] integers, when none is bad
-  <name>Ports, <name>Spans  the single ports and the true ranges among them
-                (list membership costs far less than a comprehension)
-Whitespace is what Go's strings.TrimSpace removes (CEL's trim() is that
-function); leading zeros are allowed, signs are not, as for strconv.ParseUint.
+meshinit.policy.lists: the list settings a pod sets, by annotation
+traffic.meshinit.io/<key> and, once injected, in meshinit's init container
+as --<key>=<value>. name prefixes the policy's variables for the
+annotation (the argument's are prefixed "arg"); kind is ports or cidrs;
+include lists capture what they list, exclude lists let it bypass the proxy;
+required names the variable of the ports the RedirectPolicy requires in
+that direction.
 */ -}}
-{{- define "meshinit.policy.portListVariables" -}}
+{{- define "meshinit.policy.lists" -}}
+[{"key": "include-inbound-ports", "name": "includeInbound", "kind": "ports", "include": true, "required": "requiredInbound", "direction": "inbound"},
+ {"key": "exclude-inbound-ports", "name": "excludeInbound", "kind": "ports", "include": false, "required": "requiredInbound", "direction": "inbound"},
+ {"key": "exclude-outbound-ports", "name": "excludeOutbound", "kind": "ports", "include": false, "required": "requiredOutbound", "direction": "outbound"},
+ {"key": "include-outbound-cidrs", "name": "includeCIDRs", "kind": "cidrs", "include": true, "required": "requiredOutbound", "direction": "outbound"},
+ {"key": "exclude-outbound-cidrs", "name": "excludeCIDRs", "kind": "cidrs", "include": false, "required": "requiredOutbound", "direction": "outbound"}]
+{{- end -}}
+
+{{- /*
+meshinit.policy.listSources: each list of meshinit.policy.lists from each
+place the policy reads it, annotations first, as JSON: the list's fields
+plus name (the variables' prefix), field (for messages), raw (the CEL
+expression of the string holding the value: the annotation, or the init
+container's argument at its position; the setting's default,
+redirect.Defaults, when there is none) and skip (the length of the
+argument's "--<key>=" before the value).
+*/ -}}
+{{- define "meshinit.policy.listSources" -}}
+{{- $defaults := dict -}}
+{{- range splitList "\n" (include "meshinit.redirect.defaults" .) -}}
+{{- $kv := splitn "=" 2 . -}}
+{{- $_ := set $defaults $kv._0 $kv._1 -}}
+{{- end -}}
+{{- $args := include "meshinit.policy.chartArgs" . | fromJsonArray -}}
+{{- $out := list -}}
+{{- $lists := include "meshinit.policy.lists" . | fromJsonArray -}}
+{{- range $l := $lists -}}
+{{- $annotation := printf "traffic.meshinit.io/%s" $l.key -}}
+{{- $raw := printf "variables.annotations[?'%s'].orValue('%s')" $annotation (get $defaults $l.key) -}}
+{{- $out = append $out (merge (dict "name" $l.name "field" $annotation "raw" $raw "skip" 0) $l) -}}
+{{- end -}}
+{{- range $l := $lists -}}
+{{- $prefix := printf "--%s=" $l.key -}}
+{{- $i := 0 -}}
+{{- range $j, $a := $args }}{{ if eq $a $prefix }}{{ $i = $j }}{{ end }}{{ end -}}
+{{- $raw := printf "variables.injected ? variables.meshinitArgs[%d] : '%s%s'" $i $prefix (get $defaults $l.key) -}}
+{{- $out = append $out (merge (dict "name" (printf "arg%s" (title $l.name)) "field" (printf "meshinit-redirect argument %s" (trimSuffix "=" $prefix)) "raw" $raw "skip" (len $prefix)) $l) -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{- /*
+meshinit.policy.chartArgs: the arguments of meshinit's init container as the
+chart configures the webhook to write them (redirect.Config.Args after
+"apply"), as JSON. For the list settings a pod sets, only "--<key>=": their
+values are checked against the RedirectPolicy instead.
+*/ -}}
+{{- define "meshinit.policy.chartArgs" -}}
+{{- $keys := list -}}
+{{- range include "meshinit.policy.lists" . | fromJsonArray }}{{ $keys = append $keys .key }}{{ end -}}
+{{- $args := list "apply" -}}
+{{- range include "meshinit.redirect.settings" . | fromJsonArray -}}
+{{- $args = append $args (printf "--%s=%s" (index . 0) (ternary "" (index . 1) (has (index . 0) $keys))) -}}
+{{- end -}}
+{{- toJson $args -}}
+{{- end -}}
+
+{{- /*
+meshinit.policy.podArgs: the positions in meshinit.policy.chartArgs of the
+list settings a pod sets, as JSON.
+*/ -}}
+{{- define "meshinit.policy.podArgs" -}}
+{{- $keys := list -}}
+{{- range include "meshinit.policy.lists" . | fromJsonArray }}{{ $keys = append $keys (printf "--%s=" .key) }}{{ end -}}
+{{- $out := list -}}
+{{- range $i, $a := include "meshinit.policy.chartArgs" . | fromJsonArray }}{{ if has $a $keys }}{{ $out = append $out $i }}{{ end }}{{ end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{- /*
+meshinit.policy.proxyContainers: the containers trusted to run as the proxy
+UID or GID, as JSON [[name, image], ...]: policy.proxyContainers, and the
+helm test's proxy when tests are enabled.
+*/ -}}
+{{- define "meshinit.policy.proxyContainers" -}}
+{{- $out := list -}}
+{{- range .Values.policy.proxyContainers }}{{ $out = append $out (list .name .image) }}{{ end -}}
+{{- if .Values.tests.enabled -}}
+{{- $out = append $out (list "proxy" (include "meshinit.image" (dict "image" .Values.tests.image.proxy "root" .))) -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{- /* meshinit.policy.cut: the string expression s, cut after n characters (then "..."). */ -}}
+{{- define "meshinit.policy.cut" -}}
+({{ .s }}.size() > {{ .n }} ? {{ .s }}.substring(0, {{ .n }}) + '...' : {{ .s }})
+{{- end -}}
+
+{{- /* meshinit.policy.quoted: the string expression given, cut after 64 characters, quoted. */ -}}
+{{- define "meshinit.policy.quoted" -}}
+strings.quote({{ include "meshinit.policy.cut" (dict "s" . "n" 64) }})
+{{- end -}}
+
+{{- /*
+meshinit.policy.listVariables: variables that read one list value (a source
+of meshinit.policy.listSources) exactly as redirect.ParsePortList or
+redirect.ParseCIDRList does, after refusing a value too long to parse.
+  <name>Raw      the string holding the value (after skip characters)
+  <name>TooLong  more than variables.maxListBytes bytes or
+                 variables.maxListEntries entries (commas + 1): not read.
+                 A string's size() (its characters, no more than its bytes)
+                 and charAt() cost next to nothing, unlike bytes(), split()
+                 or substring(), which are charged by the length of the
+                 string: a huge value is refused, and quoted in the
+                 message, at that cost.
+  <name>Value    the value, '' when too long
+  <name>All      the value is "*" (surrounding whitespace ignored)
+  <name>Entries  otherwise each comma-separated entry, trimmed, empty ones
+                 dropped (ports: as [entry, first, last], bounds trimmed,
+                 last only for a range)
+  <name>Bad      the entries that do not parse ("*" inside a list is one)
+  <name>Readable neither too long nor with a bad entry
+Ports:
+  <name>Ranges   the entries as [first, last] integers, when none is bad
+  <name>Ports, <name>Spans  the single ports and the true ranges among them
+                 (list membership costs far less than a comprehension)
+CIDRs:
+  <name>Prefixes the entries as CIDRs, when none is bad: a bare address is
+                 one host (/32, /128), a prefix is masked
+Whitespace is what Go's strings.TrimSpace removes (CEL's trim() is that
+function). Port numbers may have leading zeros, not signs, as for
+strconv.ParseUint. Addresses and prefixes are read by Kubernetes' ip() and
+cidr(), which use net/netip as Go does, but refuse IPv4-mapped IPv6
+addresses (::ffff:10.0.0.1), which Go reads: the policy refuses them.
+*/ -}}
+{{- define "meshinit.policy.listVariables" -}}
+- name: {{ .name }}Raw
+  expression: {{ .raw | quote }}
+- name: {{ .name }}TooLong
+  expression: |-
+    variables.{{ .name }}Raw.size() - {{ .skip }} > variables.maxListBytes
+      || bytes(variables.{{ .name }}Raw).size() - {{ .skip }} > variables.maxListBytes
+      || variables.{{ .name }}Raw.split(',', variables.maxListEntries + 1).size() > variables.maxListEntries
 - name: {{ .name }}Value
-  expression: "variables.annotations[?'{{ .annotation }}'].orValue('{{ .default }}')"
+  expression: "variables.{{ .name }}TooLong ? '' : variables.{{ .name }}Raw{{ if .skip }}.substring({{ .skip }}){{ end }}"
 - name: {{ .name }}All
-  expression: "variables.{{ .name }}Value.trim() == '*'"
+  expression: "!variables.{{ .name }}TooLong && variables.{{ .name }}Value.trim() == '*'"
+{{- if eq .kind "ports" }}
 - name: {{ .name }}Entries
   expression: |-
-    (variables.{{ .name }}All ? [] : variables.{{ .name }}Value.split(','))
+    (variables.{{ .name }}TooLong || variables.{{ .name }}All ? [] : variables.{{ .name }}Value.split(','))
       .map(e, e.trim()).filter(e, e != '')
       .map(e, [e] + e.split('-').map(b, b.trim()))
 - name: {{ .name }}Bad
@@ -49,15 +176,31 @@ function); leading zeros are allowed, signs are not, as for strconv.ParseUint.
     variables.{{ .name }}Entries.filter(e, !(e.size() <= 3
       && {{ include "meshinit.policy.isPort" "e[1]" }}
       && {{ include "meshinit.policy.isPort" "e[e.size() - 1]" }}
-      && int(e[1]) <= int(e[e.size() - 1])))
+      && int(e[1]) <= int(e[e.size() - 1]))).map(e, e[0])
+- name: {{ .name }}Readable
+  expression: "!variables.{{ .name }}TooLong && variables.{{ .name }}Bad.size() == 0"
 - name: {{ .name }}Ranges
   expression: |-
-    variables.{{ .name }}Bad.size() > 0 ? [] :
+    !variables.{{ .name }}Readable ? [] :
       variables.{{ .name }}Entries.map(e, [int(e[1]), int(e[e.size() - 1])])
 - name: {{ .name }}Ports
   expression: "variables.{{ .name }}Ranges.filter(r, r[0] == r[1]).map(r, r[0])"
 - name: {{ .name }}Spans
   expression: "variables.{{ .name }}Ranges.filter(r, r[0] != r[1])"
+{{- else }}
+- name: {{ .name }}Entries
+  expression: |-
+    (variables.{{ .name }}TooLong || variables.{{ .name }}All ? [] : variables.{{ .name }}Value.split(','))
+      .map(e, e.trim()).filter(e, e != '')
+- name: {{ .name }}Bad
+  expression: "variables.{{ .name }}Entries.filter(e, !(e.contains('/') ? isCIDR(e) : isIP(e)))"
+- name: {{ .name }}Readable
+  expression: "!variables.{{ .name }}TooLong && variables.{{ .name }}Bad.size() == 0"
+- name: {{ .name }}Prefixes
+  expression: |-
+    !variables.{{ .name }}Readable ? [] : variables.{{ .name }}Entries.map(e,
+      e.contains('/') ? cidr(e).masked() : cidr(e + (ip(e).family() == 4 ? '/32' : '/128')))
+{{- end }}
 {{- end -}}
 
 {{- /* meshinit.policy.isPort: the string expression given is a decimal port 1-65535. */ -}}
@@ -67,30 +210,95 @@ function); leading zeros are allowed, signs are not, as for strconv.ParseUint.
 
 {{- /*
 meshinit.policy.inList: the port-list variables named by list (a prefix given
-to portListVariables) contain the port held by the CEL variable port.
+to listVariables) contain the port held by the CEL variable port.
 */ -}}
 {{- define "meshinit.policy.inList" -}}
 (variables.{{ .list }}All || {{ .port }} in variables.{{ .list }}Ports
   || variables.{{ .list }}Spans.exists(r, r[0] <= {{ .port }} && {{ .port }} <= r[1]))
 {{- end -}}
 
+{{- /*
+meshinit.policy.violations: the variable <name>Violations of one list source
+(see listVariables): what the list, once read, takes around the proxy that
+the RedirectPolicy requires. Ports: the required ports an include list
+leaves out or an exclude list lists. CIDRs: for an exclude list, its
+prefixes outside every allowedOutboundCIDRExclusions entry ("*" when it is
+"*" and they do not cover everything); for an include list (it leaves out
+whatever it does not list), the families (IPv4, IPv6) it narrows that
+allowedOutboundCIDRExclusions does not cover whole; only when the
+RedirectPolicy requires outbound ports. Empty while the list cannot be read
+(another validation says so).
+*/ -}}
+{{- define "meshinit.policy.violations" -}}
+- name: {{ .name }}Violations
+{{- if eq .kind "ports" }}
+  expression: |-
+    !variables.{{ .name }}Readable ? [] : variables.{{ .required }}.filter(p, {{ ternary "!" "" .include }}{{ include "meshinit.policy.inList" (dict "list" .name "port" "p") | nindent 6 | trim }})
+{{- else if .include }}
+  expression: |-
+    variables.{{ .required }}.size() == 0 || !variables.{{ .name }}Readable || variables.{{ .name }}All ? [] : [4, 6].filter(f,
+      !variables.allowedAll.exists(a, a == f) && !variables.{{ .name }}Prefixes.exists(p, p.prefixLength() == 0 && p.ip().family() == f))
+      .map(f, 'IPv' + string(f))
+{{- else }}
+  expression: |-
+    variables.{{ .required }}.size() == 0 || !variables.{{ .name }}Readable ? []
+      : variables.{{ .name }}All ? (variables.allowedAll.size() == 2 ? [] : ['*'])
+      : variables.{{ .name }}Prefixes.filter(p, !variables.allowed.exists(a, a.containsCIDR(p))).map(p, string(p))
+{{- end }}
+{{- end -}}
+
+{{- /* meshinit.policy.ports: "port 80" or "ports 80, 443", for the list variable named. */ -}}
+{{- define "meshinit.policy.ports" -}}
+(variables.{{ . }}.size() == 1 ? 'port ' + string(variables.{{ . }}[0]) : 'ports ' + variables.{{ . }}.map(p, string(p)).join(', '))
+{{- end -}}
+
 {{- /* meshinit.policy.portsAre: "port 80 is" or "ports 80, 443 are", for the list variable named. */ -}}
 {{- define "meshinit.policy.portsAre" -}}
-(variables.{{ . }}.size() == 1 ? 'port ' + string(variables.{{ . }}[0]) + ' is' : 'ports ' + variables.{{ . }}.map(p, string(p)).join(', ') + ' are')
+({{ include "meshinit.policy.ports" . }} + (variables.{{ . }}.size() == 1 ? ' is' : ' are'))
 {{- end -}}
 
 {{- /*
-meshinit.policy.badListValidation: the validation rejecting an unparsable
-port-list annotation when the policy requires ports it could hide. Arguments:
-list (portListVariables prefix), annotation, required (the variable holding
-the required ports), direction (for the message).
+meshinit.policy.unreadable: for one list source (see listSources), the
+message saying it cannot be read while the RedirectPolicy requires ports in
+its direction, or ''.
 */ -}}
-{{- define "meshinit.policy.badListValidation" -}}
-- expression: "!variables.intercepted || variables.{{ .required }}.size() == 0 || variables.{{ .list }}Bad.size() == 0"
-  reason: Invalid
-  messageExpression: |-
-    '{{ .annotation }} entry ' + strings.quote(variables.{{ .list }}Bad[0][0].size() > 64
-      ? variables.{{ .list }}Bad[0][0].substring(0, 64) + '...' : variables.{{ .list }}Bad[0][0])
-    + ' is not a port 1-65535 or a range first-last of them, so RedirectPolicy ' + variables.policy
-    + ' cannot check that {{ .direction }} ' + {{ include "meshinit.policy.portsAre" .required }} + ' intercepted'
+{{- define "meshinit.policy.unreadable" -}}
+variables.{{ .required }}.size() == 0 || variables.{{ .name }}Readable ? '' :
+  '{{ .field }} ' + (variables.{{ .name }}TooLong
+    ? strings.quote(variables.first64.map(i, variables.{{ .name }}Raw.charAt({{ .skip }} + i)).join() + '...') + ' is longer than ' + string(variables.maxListBytes)
+      + ' bytes or ' + string(variables.maxListEntries) + ' entries'
+    : 'entry ' + {{ include "meshinit.policy.quoted" (printf "variables.%sBad[0]" .name) }}
+{{- if eq .kind "ports" }}
+      + ' is not a port 1-65535 or a range first-last of them')
+{{- else }}
+      + ' is not an IP address or a CIDR (IPv4-mapped IPv6 addresses are refused: write them as IPv4)')
+{{- end }}
+  + ', so RedirectPolicy ' + variables.policy + ' cannot check that {{ .direction }} ' + {{ include "meshinit.policy.portsAre" .required }} + ' intercepted'
+{{- end -}}
+
+{{- /*
+meshinit.policy.violation: for one list source (see listSources), the
+message saying what it takes around the proxy that the RedirectPolicy
+requires (its <name>Violations), or ''.
+*/ -}}
+{{- define "meshinit.policy.violation" -}}
+variables.{{ .name }}Violations.size() == 0 ? '' :
+{{- if eq .kind "ports" }}
+  {{ include "meshinit.policy.portsAre" (printf "%sViolations" .name) }} + ' required by RedirectPolicy ' + variables.policy
+{{- if .include }}
+  + ' and must be listed in {{ .field }} (or set it to "*")'
+{{- else }}
+  + ' and cannot be listed in {{ .field }}'
+{{- end }}
+{{- else }}
+  '{{ .field }} ' + {{ include "meshinit.policy.quoted" (printf "variables.%sValue" .name) }}
+{{- if .include }}
+  + ' leaves ' + variables.{{ .name }}Violations.join(' and ') + ' destinations out of the proxy (set it to "*")'
+{{- else }}
+  + ' takes ' + {{ include "meshinit.policy.cut" (dict "s" (printf "variables.%sViolations.join(', ')" .name) "n" 256) }} + ' around the proxy'
+{{- end }}
+  + ', but RedirectPolicy ' + variables.policy + ' requires outbound ' + {{ include "meshinit.policy.ports" .required }}
+  + ' to reach it and allows excluding ' + (variables.allowed.size() == 0 ? 'no destination' : 'only ' + variables.allowed.map(a, string(a)).join(', '))
+  + ' (allowedOutboundCIDRExclusions)'
+{{- end }}
 {{- end -}}

@@ -1,0 +1,74 @@
+{{- /*
+The redirector's settings (Go: redirect.Config, its settings table in
+redirect/settings.go), as the chart configures them. The webhook renders
+them as the init container's arguments (redirect.Config.Args); the policy
+checks those arguments. policy/settings_test.go checks these helpers against
+the Go code.
+*/ -}}
+
+{{- /*
+meshinit.redirect.defaults: redirect.Defaults, one "key=value" line per
+setting, in the order of the settings table (the order of Config.Args).
+*/ -}}
+{{- define "meshinit.redirect.defaults" -}}
+outbound-proxy-port=15001
+inbound-proxy-port=15006
+proxy-uid=1337
+proxy-gid=1337
+include-inbound-ports=*
+exclude-inbound-ports=
+ignored-inbound-ports=15020,15021,15090
+exclude-outbound-ports=
+include-outbound-cidrs=*
+exclude-outbound-cidrs=
+ipv6=auto
+iptables-mode=auto
+{{- end -}}
+
+{{- /*
+meshinit.redirect.settings: the chart's effective settings, the defaults
+with webhook.inject.redirect over them, as JSON [[key, value], ...] in table
+order; numbers in decimal. values.schema.json requires the cluster's own
+settings in the form Config.Args renders them; a port list must also be in
+its order (sorted, no duplicates), which the schema cannot say, so it is
+checked here.
+*/ -}}
+{{- define "meshinit.redirect.settings" -}}
+{{- $set := .Values.webhook.inject.redirect -}}
+{{- $out := list -}}
+{{- range splitList "\n" (include "meshinit.redirect.defaults" .) -}}
+{{- $kv := splitn "=" 2 . -}}
+{{- $v := $kv._1 -}}
+{{- if hasKey $set $kv._0 -}}
+{{- $v = index $set $kv._0 -}}
+{{- if not (kindIs "string" $v) }}{{ $v = $v | int64 | toString }}{{ end -}}
+{{- end -}}
+{{- if eq $kv._0 "ignored-inbound-ports" -}}
+{{- $prev := "" -}}
+{{- range $v | splitList "," | compact -}}
+{{- $b := splitList "-" . -}}
+{{- $key := printf "%05d-%05d" (first $b | atoi) (last $b | atoi) -}}
+{{- if or (not (lt $prev $key)) (and (eq (len $b) 2) (ge (first $b | atoi) (last $b | atoi))) -}}
+{{- fail (printf "webhook.inject.redirect.ignored-inbound-ports %q: write ports and ranges first-last (first below last) in ascending order without duplicates, as the redirector renders them (e.g. 15020,15021,15090)" $v) -}}
+{{- end -}}
+{{- $prev = $key -}}
+{{- end -}}
+{{- end -}}
+{{- $out = append $out (list $kv._0 $v) -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{- /*
+meshinit.redirect.setting: the chart's effective value of one redirect
+setting. Argument: (dict "key" <key> "root" $).
+*/ -}}
+{{- define "meshinit.redirect.setting" -}}
+{{- $key := .key -}}
+{{- range include "meshinit.redirect.settings" .root | fromJsonArray }}{{ if eq (index . 0) $key }}{{ index . 1 }}{{ end }}{{ end -}}
+{{- end -}}
+
+{{- /* meshinit.redirect.image: the init container's image (webhook.inject.image). */ -}}
+{{- define "meshinit.redirect.image" -}}
+{{ include "meshinit.image" (dict "image" .Values.webhook.inject.image "root" .) }}
+{{- end -}}
