@@ -18,13 +18,11 @@ import (
 // cidrListCase is one CIDR-list annotation value. want is how
 // redirect.ParseCIDRList reads it (CIDRList.String: "*", "" for the empty
 // list, or sorted prefixes), or bad when it rejects it (or the value is over
-// the list limits). mapped marks the one known difference: an IPv4-mapped
-// IPv6 address or prefix, which Go reads and the policy refuses, since
-// Kubernetes' ip() and cidr() refuse them.
+// the list limits).
 type cidrListCase struct {
 	name, value string
 	want        string
-	bad, mapped bool
+	bad         bool
 }
 
 // cidrListCases is the one table of CIDR-list values that the Go parser
@@ -89,10 +87,10 @@ var cidrListCases = []cidrListCase{
 	{name: "semicolons", value: "10.0.0.0/8;fd00::/8", bad: true},
 	{name: "fullwidth digits", value: "１０.0.0.1", bad: true},
 	{name: "zero-width space", value: "\u200b10.0.0.1", bad: true},
-	{name: "IPv4-mapped address", value: "::ffff:10.0.0.1", want: "10.0.0.1/32", mapped: true},
-	{name: "IPv4-mapped address in hex", value: "::ffff:a00:1", want: "10.0.0.1/32", mapped: true},
-	{name: "IPv4-mapped prefix", value: "::ffff:10.0.0.0/104", want: "::ffff:10.0.0.0/104", mapped: true},
-	{name: "IPv4-mapped among good ones", value: "10.0.0.0/8, ::ffff:192.168.0.1", want: "10.0.0.0/8,192.168.0.1/32", mapped: true},
+	{name: "IPv4-mapped address", value: "::ffff:10.0.0.1", bad: true},
+	{name: "IPv4-mapped address in hex", value: "::ffff:a00:1", bad: true},
+	{name: "IPv4-mapped prefix", value: "::ffff:10.0.0.0/104", bad: true},
+	{name: "IPv4-mapped among good ones", value: "10.0.0.0/8, ::ffff:192.168.0.1", bad: true},
 	{name: "long list", value: cidrList(200), want: cidrList(200)},
 	{name: "most entries", value: cidrList(maxListEntries), want: cidrList(maxListEntries)},
 	{name: "too many entries", value: cidrList(maxListEntries + 1), bad: true},
@@ -131,9 +129,6 @@ func TestGoCIDRParserTable(t *testing.T) {
 			if got := l.String(); got != tc.want {
 				t.Fatalf("ParseCIDRList(%s) = %q, want %q", short(tc.value), got, tc.want)
 			}
-			if mapped := slices.ContainsFunc(entries(tc.value), isMapped); mapped != tc.mapped {
-				t.Fatalf("%s: IPv4-mapped entries %v, table says %v", short(tc.value), mapped, tc.mapped)
-			}
 		})
 	}
 }
@@ -147,16 +142,6 @@ func entries(v string) []string {
 		}
 	}
 	return out
-}
-
-// isMapped reports whether a list entry is an IPv4-mapped IPv6 address or
-// prefix.
-func isMapped(entry string) bool {
-	if a, err := netip.ParseAddr(entry); err == nil {
-		return a.Is4In6()
-	}
-	p, err := netip.ParsePrefix(entry)
-	return err == nil && p.Addr().Is4In6()
 }
 
 // cidrListAnnotations are the CIDR-list annotations the policy parses, with
@@ -240,7 +225,7 @@ func cidrs(ss []string) []v1alpha1.CIDR {
 // TestCELParsesCIDRsLikeGo runs the shared table through the policy's CEL,
 // evaluated in-process as the API server does, and through
 // redirect.ParseCIDRList, for both CIDR annotations and each allowedSet:
-// both must accept the same values (but the IPv4-mapped ones), read the
+// both must accept the same values, read the
 // same prefixes, name the same first bad entry, and find the same
 // violations.
 func TestCELParsesCIDRsLikeGo(t *testing.T) {
@@ -263,12 +248,6 @@ func TestCELParsesCIDRsLikeGo(t *testing.T) {
 
 					if tooLong != overLimits(tc.value) {
 						t.Fatalf("%s: CEL too long %v", short(tc.value), tooLong)
-					}
-					if tc.mapped {
-						if goErr != nil || len(bad) == 0 || slices.ContainsFunc(bad, func(e string) bool { return !isMapped(e) }) {
-							t.Fatalf("%s: Go error %v, CEL bad entries %q; want Go to read it and CEL to refuse only the IPv4-mapped entries", short(tc.value), goErr, bad)
-						}
-						return
 					}
 					if (goErr != nil) != (tooLong || len(bad) > 0) {
 						t.Fatalf("%s: Go error %v, CEL too long %v, bad entries %q", short(tc.value), goErr, tooLong, bad)
@@ -307,7 +286,7 @@ func TestCELParsesCIDRsLikeGo(t *testing.T) {
 // TestAPIServerParsesCIDRsLikeGo runs the shared table through a real API
 // server: in a namespace whose RedirectPolicy requires outbound port 443
 // and allows excluding allowedSets[1], the policy must refuse exactly the
-// values Go refuses (and the IPv4-mapped ones), naming the annotation, and
+// values Go refuses, naming the annotation, and
 // deny exactly the values that take destinations around the proxy, naming
 // them.
 func TestAPIServerParsesCIDRsLikeGo(t *testing.T) {
@@ -339,7 +318,7 @@ func TestAPIServerParsesCIDRsLikeGo(t *testing.T) {
 					violations = cidrViolations(tc.value, l, a.include, prefixes(allowed))
 				}
 				switch {
-				case goErr != nil || tc.mapped:
+				case goErr != nil:
 					var why string
 					prefix, why = unreadable(a.annotation, tc.value, " is not an IP address or a CIDR (IPv4-mapped IPv6 addresses are refused: write them as IPv4)")
 					suffix, reason = why+", so RedirectPolicy cidrs/probes cannot check that outbound port 443 is intercepted", metav1.StatusReasonInvalid

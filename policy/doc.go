@@ -67,8 +67,8 @@
 //     256 entries), at a cost that does not grow with its size.
 //
 // The CEL reads port lists exactly as redirect.ParsePortList does and CIDR
-// lists as redirect.ParseCIDRList does (but refuses IPv4-mapped IPv6
-// addresses, which Kubernetes' cidr() and ip() refuse); one table of values
+// lists as redirect.ParseCIDRList does (both refuse IPv4-mapped IPv6
+// addresses, which Kubernetes' cidr() and ip() cannot read); one table of values
 // for each (portlists_test.go, cidrlists_test.go) is run through both,
 // in-process and through a real API server. What the policy expects of
 // meshinit's container is checked against the redirect package and the

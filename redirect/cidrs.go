@@ -42,13 +42,26 @@ func parseCIDR(entry string) (netip.Prefix, error) {
 		if err != nil || a.Zone() != "" {
 			return netip.Prefix{}, fmt.Errorf("%s is not an IP address or CIDR (e.g. 10.0.0.0/8)", QuoteShort(entry))
 		}
-		return netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()), nil
+		if a.Is4In6() {
+			return netip.Prefix{}, mappedError(entry)
+		}
+		return netip.PrefixFrom(a, a.BitLen()), nil
 	}
 	p, err := netip.ParsePrefix(entry)
 	if err != nil {
 		return netip.Prefix{}, fmt.Errorf("%s is not a CIDR (e.g. 10.0.0.0/8 or fd00::/8)", QuoteShort(entry))
 	}
+	if p.Addr().Is4In6() {
+		return netip.Prefix{}, mappedError(entry)
+	}
 	return p.Masked(), nil
+}
+
+// mappedError refuses an IPv4-mapped IPv6 address (::ffff:10.0.0.1): the
+// policy's CEL (Kubernetes' ip() and cidr()) cannot read one, and which
+// family's rules it belongs in would be a guess.
+func mappedError(entry string) error {
+	return fmt.Errorf("%s is an IPv4-mapped IPv6 address: write it as IPv4 (e.g. 10.0.0.1)", QuoteShort(entry))
 }
 
 // String renders the list in the form ParseCIDRList reads.

@@ -29,9 +29,8 @@ placement: {{ .placement }}
 podSecurity: {{ .podSecurity }}
 resources: {{ .resources | toJson }}
 redirect:
-{{- range $k, $v := .redirect }}
-  {{ $k }}: {{ $v | toString | quote }}
-{{- else }} {}
+{{- range include "meshinit.redirect.settings" $ | fromJsonArray }}
+  {{ index . 0 }}: {{ index . 1 | quote }}
 {{- end }}
 {{- end }}
 {{- end -}}
