@@ -130,10 +130,12 @@ func TestChartConfigFile(t *testing.T) {
 			"placement":   "last",
 			"podSecurity": "deny",
 			"privileged":  true,
-			"redirect":    map[string]any{"inbound-proxy-port": 16006, "exclude-outbound-ports": "22,53"},
+			// A number from a values file arrives as a float64; large ones
+			// must not render in exponent form.
+			"redirect": map[string]any{"inbound-proxy-port": 16006, "proxy-uid": float64(4294967294), "exclude-outbound-ports": "22,53"},
 		}}, check: func(t *testing.T, c Config) {
 			if c.Image != "registry.local/redirector:v9" || c.Placement != PlaceLast || c.PodSecurity != PodSecurityDeny || !c.Privileged ||
-				c.redirect.InboundProxyPort != 16006 || c.redirect.ExcludeOutboundPorts.String() != "22,53" {
+				c.redirect.InboundProxyPort != 16006 || c.redirect.ProxyUID != 4294967294 || c.redirect.ExcludeOutboundPorts.String() != "22,53" {
 				t.Errorf("config %+v", c)
 			}
 		}},
