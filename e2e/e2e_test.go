@@ -224,6 +224,43 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
+	timed("a pod's author cannot go around the proxy: a forged meshinit-redirect is replaced, the proxy's UID is refused", func(t *testing.T) {
+		// The status annotation of an injected pod, as a server-side dry
+		// run shows anyone who may create pods.
+		status, err := e.Kubectl(ctx, img.AppPod("probe", nil, nil), "-n", labelled, "create", "--dry-run=server", "-f", "-",
+			"-o", `jsonpath={.metadata.annotations.meshinit\.io/status}`)
+		if err != nil || status == "" {
+			t.Fatalf("dry-run status annotation %q: %v", status, err)
+		}
+		mustCreate(t, labelled, img.ForgedAppPod("forged", status))
+		got := e.must(t, ctx, "-n", labelled, "get", "pod", "forged", "-o",
+			`jsonpath={.spec.initContainers[?(@.name=="`+redirectName+`")].image} {.spec.initContainers[?(@.name=="`+redirectName+`")].args[0]}`)
+		if want := img.Redirector + " apply"; got != want {
+			t.Errorf("forged pod's %s runs %q, want the webhook's %q", redirectName, got, want)
+		}
+		ip := e.ready(t, ctx, labelled, "forged")
+		want := "proxy-in orig=" + ip + ":8080"
+		if got := e.dial(t, ctx, plain, "client", "client", ip+":8080"); got != want {
+			t.Errorf("connection to the forged pod's port 8080 answered %q, want %q", got, want)
+		}
+
+		e.apply(t, ctx, harness.RequiredOutboundPortPolicy(labelled, "require-443", 443))
+		defer e.must(t, ctx, "-n", labelled, "delete", "redirectpolicy", "require-443")
+		wantErr := "container sneaky would run as the proxy"
+		if err := eventually(ctx, 60*time.Second, func() error {
+			err := create(labelled, img.ProxyUIDPod("sneaky"))
+			if err == nil {
+				e.must(t, ctx, "-n", labelled, "delete", "pod", "sneaky", "--wait=false")
+			}
+			if err == nil || !strings.Contains(err.Error(), wantErr) || !strings.Contains(err.Error(), labelled+"/require-443") {
+				return fmt.Errorf("creating a pod running as the proxy UID: %v; want an error containing %q and the RedirectPolicy", err, wantErr)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	timed("changed chart values are picked up by new pods", func(t *testing.T) {
 		// Like helm upgrade: the chart re-rendered with the webhook
 		// excluding outbound port 8080 for every pod; the config change

@@ -14,6 +14,8 @@ const (
 	InjectLabel    = "meshinit.io/inject"
 	RedirectName   = "meshinit-redirect"
 	ExcludeInbound = "traffic.meshinit.io/exclude-inbound-ports"
+	// StatusAnnotation is what the webhook writes on the pods it injects.
+	StatusAnnotation = "meshinit.io/status"
 	// testServer is the test images' program (internal/testproxy).
 	testServer = "/usr/local/bin/testserver"
 )
@@ -45,11 +47,40 @@ func (i Images) PlainPod(name string, labels, annotations map[string]string) str
 // inbound port to be intercepted and lets pods opt out of injection
 // (AllowOptOut, as the tests install the chart's default RedirectPolicy).
 func RequiredInboundPortPolicy(ns, name string, port int) string {
+	return redirectPolicy(ns, name, "requiredInboundPorts", port)
+}
+
+// RequiredOutboundPortPolicy is RequiredInboundPortPolicy for an outbound
+// port: it also keeps every container but the proxy's off the proxy's UID.
+func RequiredOutboundPortPolicy(ns, name string, port int) string {
+	return redirectPolicy(ns, name, "requiredOutboundPorts", port)
+}
+
+func redirectPolicy(ns, name, field string, port int) string {
 	return manifest(map[string]any{
 		"apiVersion": "meshinit.io/v1alpha1", "kind": "RedirectPolicy",
 		"metadata": map[string]any{"name": name, "namespace": ns},
-		"spec":     map[string]any{"requiredInboundPorts": []int{port}, "interception": "AllowOptOut"},
+		"spec":     map[string]any{field: []int{port}, "interception": "AllowOptOut"},
 	})
+}
+
+// ForgedAppPod is AppPod bringing its own init container under meshinit's
+// name (the redirector's image printing its version: no rules at all) and
+// the meshinit.io/status annotation copied from an injected pod: what a
+// pod's author would try to keep its traffic away from the proxy.
+func (i Images) ForgedAppPod(name, status string) string {
+	var p map[string]any
+	if err := json.Unmarshal([]byte(i.AppPod(name, nil, map[string]string{StatusAnnotation: status})), &p); err != nil {
+		panic(err)
+	}
+	p["spec"].(map[string]any)["initContainers"] = []any{container(RedirectName, i.Redirector, nil, "version")}
+	return manifest(p)
+}
+
+// ProxyUIDPod is PlainPod running as the proxy's UID and GID, whose
+// connections the redirect rules never touch.
+func (i Images) ProxyUIDPod(name string) string {
+	return pod(name, nil, nil, container(name, i.TestApp, proxyUser, "-listen", ":8080", "-name", name))
 }
 
 // Deployment is a one-replica Deployment in ns of the test app on 8080,
