@@ -49,7 +49,7 @@ func apiServer(o *Options) component {
 		"--token-auth-file", o.pkiPath("tokens.csv"),
 		"--authorization-mode", "RBAC",
 		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file", o.pkiPath("sa.pub"),
+		"--service-account-key-file", o.pkiPath("sa.key"),
 		"--service-account-signing-key-file", o.pkiPath("sa.key"),
 		"--service-cluster-ip-range", o.ServiceCIDR.String(),
 		// The node is reached at its InternalIP (Address), where the

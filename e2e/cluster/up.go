@@ -57,10 +57,7 @@ func up(ctx context.Context, o *Options) (*record, error) {
 		}, pauseArchive)
 	}()
 
-	if err := writePKI(o); err != nil {
-		return rec, err
-	}
-	ca, err := os.ReadFile(o.pkiPath("ca.crt"))
+	ca, err := writePKI(o)
 	if err != nil {
 		return rec, err
 	}
