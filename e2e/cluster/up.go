@@ -61,7 +61,11 @@ func up(ctx context.Context, o *Options) (*record, error) {
 	if err != nil {
 		return rec, err
 	}
-	if err := writeFiles(configFiles(o, ca, rec.Tokens)); err != nil {
+	files, err := configFiles(o, ca, rec.Tokens)
+	if err != nil {
+		return rec, err
+	}
+	if err := writeFiles(files); err != nil {
 		return rec, err
 	}
 	if err := addAddress(ctx, o); err != nil {
