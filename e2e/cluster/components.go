@@ -118,7 +118,7 @@ func kubeProxyArgs(o *Options) []string {
 		"--nodeport-addresses", o.Address.String() + "/32",
 		"--iptables-localhost-nodeports=false",
 		// Leave the machine's conntrack settings and this process's
-		// oom_score_adj (which this machine does not let us lower) alone.
+		// oom_score_adj alone (a host may forbid lowering it).
 		"--conntrack-max-per-core", "0",
 		"--conntrack-tcp-timeout-established", "0",
 		"--conntrack-tcp-timeout-close-wait", "0",

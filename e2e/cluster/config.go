@@ -97,7 +97,7 @@ disabled_plugins = [
 
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = %[5]q
-  # This machine forbids lowering oom_score_adj: without this every sandbox
+  # Where a host forbids lowering oom_score_adj, without this every sandbox
   # fails with "can't get final child's PID from pipe: EOF".
   restrict_oom_score_adj = true
   # Pods' network namespaces under state, not /var/run/netns.
@@ -154,10 +154,10 @@ func cniConfig(o *Options) []byte {
 	return append(b, '\n')
 }
 
-// kubeletConfig is the kubelet's KubeletConfiguration: what this VM needs
-// (cgroup v1 with cgroupfs, no QoS cgroups or node allocatable, swap
-// allowed, no eviction), every path under StateDir, and no iptables or
-// kernel tunables the cluster does not need.
+// kubeletConfig is the kubelet's KubeletConfiguration: what a plain host
+// without systemd needs (cgroup v1 allowed, with cgroupfs; no QoS cgroups
+// or node allocatable; swap allowed; no eviction), every path under
+// StateDir, and no iptables or kernel tunables the cluster does not need.
 func kubeletConfig(o *Options) []byte {
 	return fmt.Appendf(nil, `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration

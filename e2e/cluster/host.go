@@ -160,9 +160,8 @@ func kubeChainsRemoval(save string) string {
 const cgroupRoot = "/sys/fs/cgroup"
 
 // podCgroupParents are the cgroups containerd puts pods' containers in,
-// one per hierarchy: without QoS cgroups (which this machine's cgroup v1
-// setup needs off) the kubelet gives no parent and containerd uses
-// /k8s.io/<container id>.
+// one per hierarchy: without QoS cgroups (off, see kubeletConfig) the
+// kubelet gives no parent and containerd uses /k8s.io/<container id>.
 func podCgroupParents() []string {
 	var parents []string
 	hierarchies, _ := os.ReadDir(cgroupRoot)

@@ -26,8 +26,8 @@ var binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "ku
 // sockets, libcni's cache, links to pod logs, the device plugin socket.
 var globalPaths = []string{"/run/containerd", "/var/lib/cni", "/var/log/containers", "/var/lib/kubelet"}
 
-// The timeouts of Up's waits are generous: on a machine busy compiling
-// (load 30 on 2 cores happens) the API server alone can take minutes.
+// The timeouts of Up's waits are generous: on a machine whose cores are
+// all busy (compiling, say) the API server alone can take minutes.
 
 // up starts a cluster from nothing, once preflight passed. Its record is
 // returned, even on failure, for Down.
