@@ -21,6 +21,7 @@
 // every replica. What to issue and when to renew is decided by pure
 // functions of the stored certificates and the time (decide.go,
 // renewaltime.go, generate.go); secret.go, cabundle.go and certdir.go do the
-// reading and writing. NewCA and CA.IssueServing expose the same issuing
-// code to tests and tools that need a throwaway CA and serving certificate.
+// reading and writing. NewCA, CA.IssueServing and CA.IssueClient expose the
+// same issuing code to tests and tools that need a throwaway CA and
+// certificates it signs (the local end-to-end cluster's, for one).
 package certs

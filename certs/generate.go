@@ -15,9 +15,9 @@ import (
 )
 
 // CA is a certificate authority: a self-signed ECDSA P-256 CA certificate and
-// its key, issuing serving certificates. The self-managed mode issues its CAs
-// with the same code; NewCA and IssueServing are for tests and tools that
-// need a throwaway CA and a serving certificate signed by it.
+// its key, issuing serving and client certificates. The self-managed mode
+// issues its CAs with the same code; NewCA, IssueServing and IssueClient are
+// for tests and tools that need a throwaway CA and certificates it signs.
 type CA struct{ kp *keyPair }
 
 // NewCA issues a self-signed CA certificate named commonName, valid from now
@@ -53,12 +53,15 @@ func (ca *CA) IssueServing(dnsNames []string, ips []net.IP, validity time.Durati
 // IssueClient issues a client certificate (ECDSA P-256, client
 // authentication) for commonName, signed by ca, as IssueServing issues a
 // serving one: for an API server to present to a webhook that requires
-// client certificates (see the webhook's --client-ca-file).
-func (ca *CA) IssueClient(commonName string, validity time.Duration, now time.Time) (certPEM, keyPEM []byte, err error) {
+// client certificates (see the webhook's --client-ca-file). groups, if any,
+// are its Organization, which Kubernetes reads as the user's groups (an API
+// server's client certificate towards kubelets in system:masters, say).
+func (ca *CA) IssueClient(commonName string, validity time.Duration, now time.Time, groups ...string) (certPEM, keyPEM []byte, err error) {
 	if commonName == "" {
 		return nil, nil, fmt.Errorf("issuing client certificate: empty common name")
 	}
-	kp, err := newLeaf(ca.kp, pkix.Name{CommonName: commonName}, nil, nil, x509.ExtKeyUsageClientAuth, now, validity)
+	subject := pkix.Name{CommonName: commonName, Organization: groups}
+	kp, err := newLeaf(ca.kp, subject, nil, nil, x509.ExtKeyUsageClientAuth, now, validity)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -179,6 +179,22 @@ func TestIssueClient(t *testing.T) {
 	if _, err := kp.cert.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: t0}); err == nil {
 		t.Error("the client certificate verifies for server authentication")
 	}
+	if len(kp.cert.Subject.Organization) != 0 {
+		t.Errorf("Organization %v, want none without groups", kp.cert.Subject.Organization)
+	}
+	certPEM, keyPEM, err = ca.IssueClient("kube-apiserver-kubelet-client", time.Hour, t0, "system:masters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kp, err = parseKeyPair(keyTLSCert, certPEM, keyTLSKey, keyPEM); err != nil {
+		t.Fatal(err)
+	}
+	if got := kp.cert.Subject.Organization; !slices.Equal(got, []string{"system:masters"}) {
+		t.Errorf("Organization %v, want the groups [system:masters]", got)
+	}
+	if _, err := kp.cert.Verify(client); err != nil {
+		t.Errorf("client certificate in groups: %v", err)
+	}
 	if _, _, err := ca.IssueClient("", time.Hour, t0); err == nil {
 		t.Error("issued a client certificate without a common name")
 	}

@@ -31,38 +31,71 @@ type tableRule struct {
 	table, line string
 }
 
-// parseSave reads iptables-save output (all tables or only nat).
-func parseSave(text string) tableState {
-	var st tableState
+// SaveLine is a chain or a rule of iptables-save output.
+type SaveLine struct {
+	// Table is the table it is in: "nat", "filter", ...
+	Table string
+	// Chain is the chain declared (":CHAIN POLICY [packets:bytes]") or the
+	// chain the rule is appended to ("-A CHAIN spec").
+	Chain string
+	// Policy is a declared chain's policy: ACCEPT or DROP for a built-in
+	// chain, "-" for another; "" for a rule.
+	Policy string
+	// Rule is the rule's whole "-A CHAIN spec" line; "" for a chain.
+	Rule string
+	// Target is the chain or target the rule jumps or goes to (-j, -g), or
+	// "" (and always "" for a chain).
+	Target string
+}
+
+// ParseSave reads iptables-save output (all tables or some) into its chains
+// and rules, in order. Other lines (comments, COMMIT) are left out.
+func ParseSave(text string) []SaveLine {
+	var out []SaveLine
 	table := ""
 	for line := range strings.Lines(text) {
 		line = strings.TrimRight(line, "\r\n")
 		switch {
 		case strings.HasPrefix(line, "*"):
 			table = line[1:]
-		case strings.HasPrefix(line, ":") && table == "nat":
-			name, policy, _ := strings.Cut(line[1:], " ")
-			switch {
-			case strings.HasPrefix(name, ChainPrefix):
-				st.chains = append(st.chains, name)
-			case strings.HasPrefix(policy, "-"):
-				st.userChains = append(st.userChains, name)
-			}
+		case strings.HasPrefix(line, ":"):
+			name, rest, _ := strings.Cut(line[1:], " ")
+			policy, _, _ := strings.Cut(rest, " ")
+			out = append(out, SaveLine{Table: table, Chain: name, Policy: policy})
 		case strings.HasPrefix(line, "-A "):
-			st.ruleCount++
 			chain, _, _ := strings.Cut(line[3:], " ")
+			out = append(out, SaveLine{Table: table, Chain: chain, Rule: line, Target: jumpTarget(line)})
+		}
+	}
+	return out
+}
+
+// parseSave reads iptables-save output (all tables or only nat).
+func parseSave(text string) tableState {
+	var st tableState
+	for _, l := range ParseSave(text) {
+		if l.Rule == "" {
 			switch {
-			case table == "raw":
-				st.others = append(st.others, tableRule{table, line})
-			case table != "nat":
-			case strings.HasPrefix(chain, ChainPrefix):
-				st.lines = append(st.lines, line)
-			case strings.HasPrefix(jumpTarget(line), ChainPrefix):
-				st.lines = append(st.lines, line)
-				st.jumps = append(st.jumps, line)
-			case chain == "PREROUTING" || chain == "OUTPUT":
-				st.others = append(st.others, tableRule{table, line})
+			case l.Table != "nat":
+			case strings.HasPrefix(l.Chain, ChainPrefix):
+				st.chains = append(st.chains, l.Chain)
+			case l.Policy == "-":
+				st.userChains = append(st.userChains, l.Chain)
 			}
+			continue
+		}
+		st.ruleCount++
+		switch {
+		case l.Table == "raw":
+			st.others = append(st.others, tableRule{l.Table, l.Rule})
+		case l.Table != "nat":
+		case strings.HasPrefix(l.Chain, ChainPrefix):
+			st.lines = append(st.lines, l.Rule)
+		case strings.HasPrefix(l.Target, ChainPrefix):
+			st.lines = append(st.lines, l.Rule)
+			st.jumps = append(st.jumps, l.Rule)
+		case l.Chain == "PREROUTING" || l.Chain == "OUTPUT":
+			st.others = append(st.others, tableRule{l.Table, l.Rule})
 		}
 	}
 	return st

@@ -8,8 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/meshinit/meshinit/internal/poll"
 )
 
 // Cluster is a running local cluster.
@@ -90,23 +93,18 @@ func healthy(ctx context.Context, rec *record) bool {
 	if !rec.Ready {
 		return false
 	}
-	for _, p := range rec.Processes {
-		if !p.alive() {
-			return false
-		}
-	}
-	a, err := newAPI(&rec.Options, rec.Tokens["admin"])
+	cs, err := newClient(&rec.Options)
 	if err != nil {
 		return false
 	}
-	return poll(ctx, "a healthy cluster", time.Minute, func(ctx context.Context) bool {
-		for _, p := range rec.Processes {
-			if !p.alive() {
-				return true // settled: not healthy
-			}
+	dead := false
+	err = poll.Until(ctx, pollInterval, time.Minute, func(ctx context.Context) error {
+		if dead = slices.ContainsFunc(rec.Processes, func(p proc) bool { return !p.alive() }); dead {
+			return nil // settled: not healthy
 		}
-		return a.ready(ctx)
-	}) == nil && a.ready(ctx)
+		return ready(ctx, &rec.Options, cs)
+	})
+	return err == nil && !dead
 }
 
 // sameOptions refuses to reuse a running cluster that Up would not have

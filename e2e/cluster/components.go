@@ -49,7 +49,7 @@ func apiServer(o *Options) component {
 		"--token-auth-file", o.pkiPath("tokens.csv"),
 		"--authorization-mode", "RBAC",
 		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file", o.pkiPath("sa.pub"),
+		"--service-account-key-file", o.pkiPath("sa.key"),
 		"--service-account-signing-key-file", o.pkiPath("sa.key"),
 		"--service-cluster-ip-range", o.ServiceCIDR.String(),
 		// The node is reached at its InternalIP (Address), where the
@@ -118,7 +118,7 @@ func kubeProxyArgs(o *Options) []string {
 		"--nodeport-addresses", o.Address.String() + "/32",
 		"--iptables-localhost-nodeports=false",
 		// Leave the machine's conntrack settings and this process's
-		// oom_score_adj (which this machine does not let us lower) alone.
+		// oom_score_adj alone (a host may forbid lowering it).
 		"--conntrack-max-per-core", "0",
 		"--conntrack-tcp-timeout-established", "0",
 		"--conntrack-tcp-timeout-close-wait", "0",

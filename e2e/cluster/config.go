@@ -1,12 +1,14 @@
 package cluster
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // The components that talk to the API server, each with its own token and
@@ -16,7 +18,7 @@ var tokenUsers = []string{"admin", "kube-controller-manager", "kube-scheduler", 
 // configFiles returns every configuration file the cluster needs, by path,
 // given the CA certificate (PEM) and a token per entry of tokenUsers. It
 // touches nothing, so tests can read what Up would write.
-func configFiles(o *Options, caPEM []byte, tokens map[string]string) map[string][]byte {
+func configFiles(o *Options, caPEM []byte, tokens map[string]string) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	var csv strings.Builder
 	for _, user := range tokenUsers {
@@ -25,13 +27,17 @@ func configFiles(o *Options, caPEM []byte, tokens map[string]string) map[string]
 		if user == "admin" {
 			file = o.kubeconfig()
 		}
-		files[file] = kubeconfigYAML(o, caPEM, user, tokens[user])
+		b, err := clientcmd.Write(kubeconfigOf(o, caPEM, user, tokens[user]))
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig of %s: %w", user, err)
+		}
+		files[file] = b
 	}
 	files[o.path("pki", "tokens.csv")] = []byte(csv.String())
 	files[o.path("containerd", "config.toml")] = containerdConfig(o)
 	files[o.path("cni", "net.d", "10-"+o.Name+".conflist")] = cniConfig(o)
 	files[o.path("kubelet.yaml")] = kubeletConfig(o)
-	return files
+	return files, nil
 }
 
 func writeFiles(files map[string][]byte) error {
@@ -50,25 +56,15 @@ func (o *Options) apiServerURL() string {
 	return fmt.Sprintf("https://%s:%d", o.Address, o.Ports.APIServer)
 }
 
-func kubeconfigYAML(o *Options, caPEM []byte, user, token string) []byte {
-	return fmt.Appendf(nil, `apiVersion: v1
-kind: Config
-clusters:
-- name: %[1]s
-  cluster:
-    server: %[2]s
-    certificate-authority-data: %[3]s
-users:
-- name: %[4]s
-  user:
-    token: %[5]s
-contexts:
-- name: %[1]s
-  context:
-    cluster: %[1]s
-    user: %[4]s
-current-context: %[1]s
-`, o.Name, o.apiServerURL(), base64.StdEncoding.EncodeToString(caPEM), user, token)
+// kubeconfigOf is the kubeconfig of user, who authenticates with token and
+// trusts the cluster's CA (caPEM).
+func kubeconfigOf(o *Options, caPEM []byte, user, token string) clientcmdapi.Config {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[o.Name] = &clientcmdapi.Cluster{Server: o.apiServerURL(), CertificateAuthorityData: caPEM}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts[o.Name] = &clientcmdapi.Context{Cluster: o.Name, AuthInfo: user}
+	cfg.CurrentContext = o.Name
+	return *cfg
 }
 
 // containerdConfig is a containerd 1.6 config (version 2) that keeps every
@@ -101,7 +97,7 @@ disabled_plugins = [
 
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = %[5]q
-  # This machine forbids lowering oom_score_adj: without this every sandbox
+  # Where a host forbids lowering oom_score_adj, without this every sandbox
   # fails with "can't get final child's PID from pipe: EOF".
   restrict_oom_score_adj = true
   # Pods' network namespaces under state, not /var/run/netns.
@@ -158,10 +154,10 @@ func cniConfig(o *Options) []byte {
 	return append(b, '\n')
 }
 
-// kubeletConfig is the kubelet's KubeletConfiguration: what this VM needs
-// (cgroup v1 with cgroupfs, no QoS cgroups or node allocatable, swap
-// allowed, no eviction), every path under StateDir, and no iptables or
-// kernel tunables the cluster does not need.
+// kubeletConfig is the kubelet's KubeletConfiguration: what a plain host
+// without systemd needs (cgroup v1 allowed, with cgroupfs; no QoS cgroups
+// or node allocatable; swap allowed; no eviction), every path under
+// StateDir, and no iptables or kernel tunables the cluster does not need.
 func kubeletConfig(o *Options) []byte {
 	return fmt.Appendf(nil, `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration

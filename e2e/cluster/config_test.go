@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 func testOptions(t *testing.T) *Options {
@@ -28,7 +30,10 @@ func TestConfigPathsStayInStateDir(t *testing.T) {
 	for _, u := range tokenUsers {
 		tokens[u] = "token-" + u
 	}
-	files := configFiles(o, []byte("ca"), tokens)
+	files, err := configFiles(o, []byte("ca"), tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
 	comments := regexp.MustCompile(`(?m)^\s*#.*$`)
 	paths := regexp.MustCompile(`(?:^|[\s"=]|unix://)(/[A-Za-z0-9._/-]+)`)
 	for file, data := range files {
@@ -77,13 +82,20 @@ func TestCNIConfig(t *testing.T) {
 	}
 }
 
+// A client built from a component's kubeconfig, as client-go and kubectl
+// read it, reaches the API server as that user and trusts the cluster's CA.
 func TestKubeconfigNamesTheAPIServer(t *testing.T) {
 	o := testOptions(t)
-	got := string(kubeconfigYAML(o, []byte("ca"), "admin", "secret"))
-	for _, want := range []string{"server: https://10.250.0.1:16443\n", "token: secret\n", "certificate-authority-data: Y2E=\n"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("kubeconfig lacks %q:\n%s", want, got)
-		}
+	b, err := clientcmd.Write(kubeconfigOf(o, []byte("ca"), "admin", "secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Host != "https://10.250.0.1:16443" || cfg.BearerToken != "secret" || string(cfg.CAData) != "ca" {
+		t.Errorf("client of host %q, token %q, CA %q; want https://10.250.0.1:16443, secret, ca\n%s", cfg.Host, cfg.BearerToken, cfg.CAData, b)
 	}
 }
 

@@ -42,10 +42,9 @@
 // socket, namespace, id>), libcni's cache (/var/lib/cni/results), the
 // kubelet's links to pod logs (/var/log/containers) and device plugin
 // socket (/var/lib/kubelet/device-plugins), the pods' cgroups
-// (/sys/fs/cgroup/*/k8s.io/<id>: without QoS cgroups, which this machine's
-// cgroup v1 needs off, the kubelet gives containerd no parent): Down removes
-// exactly the cluster's entries, and each of these directories if Up found
-// it absent.
+// (/sys/fs/cgroup/*/k8s.io/<id>: with its QoS cgroups off, the kubelet
+// gives containerd no parent): Down removes exactly the cluster's entries,
+// and each of these directories if Up found it absent.
 //
 // # Stopping
 //

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -15,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/meshinit/meshinit/redirect"
 )
 
 // What the cluster changes on the machine outside StateDir, and how Down
@@ -64,6 +65,9 @@ func removeBridge(ctx context.Context, o *Options) error {
 	return err
 }
 
+// kubePrefix begins the name of every chain Kubernetes' components make.
+const kubePrefix = "KUBE-"
+
 // iptablesSaves are the programs that list every iptables backend and
 // family; kube-proxy uses the `iptables` alternative (nft on Debian 12).
 var iptablesSaves = []string{"iptables-nft-save", "ip6tables-nft-save", "iptables-legacy-save", "ip6tables-legacy-save"}
@@ -82,15 +86,9 @@ func kubeChains(ctx context.Context) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		table := ""
-		sc := bufio.NewScanner(bytes.NewReader(out))
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case strings.HasPrefix(line, "*"):
-				table = line[1:]
-			case strings.HasPrefix(line, ":KUBE-"):
-				chains = append(chains, save+" "+table+" "+strings.Fields(line[1:])[0])
+		for _, l := range redirect.ParseSave(string(out)) {
+			if l.Rule == "" && strings.HasPrefix(l.Chain, kubePrefix) {
+				chains = append(chains, save+" "+l.Table+" "+l.Chain)
 			}
 		}
 	}
@@ -128,39 +126,32 @@ func removeKubeChains(ctx context.Context) error {
 // kubeChainsRemoval turns iptables-save output into the iptables-restore
 // script that deletes the KUBE-* chains and the jumps to them.
 func kubeChainsRemoval(save string) string {
-	var script, table strings.Builder
-	var chains, jumps []string
-	flush := func() {
-		if len(chains) > 0 {
-			script.WriteString(table.String())
-			for _, j := range jumps {
-				script.WriteString(j + "\n")
+	var tables []string
+	chains, jumps := map[string][]string{}, map[string][]string{}
+	for _, l := range redirect.ParseSave(save) {
+		switch {
+		case l.Rule == "" && strings.HasPrefix(l.Chain, kubePrefix):
+			if !slices.Contains(tables, l.Table) {
+				tables = append(tables, l.Table)
 			}
-			for _, c := range chains {
-				script.WriteString("-F " + c + "\n")
-			}
-			for _, c := range chains {
-				script.WriteString("-X " + c + "\n")
-			}
-			script.WriteString("COMMIT\n")
+			chains[l.Table] = append(chains[l.Table], l.Chain)
+		case l.Rule != "" && !strings.HasPrefix(l.Chain, kubePrefix) && strings.HasPrefix(l.Target, kubePrefix):
+			jumps[l.Table] = append(jumps[l.Table], "-D"+strings.TrimPrefix(l.Rule, "-A"))
 		}
-		table.Reset()
-		chains, jumps = nil, nil
 	}
-	for line := range strings.SplitSeq(save, "\n") {
-		switch f := strings.Fields(line); {
-		case strings.HasPrefix(line, "*"):
-			flush()
-			table.WriteString(line + "\n")
-		case strings.HasPrefix(line, ":KUBE-"):
-			chains = append(chains, strings.Fields(line[1:])[0])
-		case len(f) > 2 && f[0] == "-A" && !strings.HasPrefix(f[1], "KUBE-") && slices.ContainsFunc(f, func(s string) bool {
-			return strings.HasPrefix(s, "KUBE-")
-		}):
-			jumps = append(jumps, "-D"+line[2:])
-		case line == "COMMIT":
-			flush()
+	var script strings.Builder
+	for _, t := range tables {
+		script.WriteString("*" + t + "\n")
+		for _, j := range jumps[t] {
+			script.WriteString(j + "\n")
 		}
+		for _, c := range chains[t] {
+			script.WriteString("-F " + c + "\n")
+		}
+		for _, c := range chains[t] {
+			script.WriteString("-X " + c + "\n")
+		}
+		script.WriteString("COMMIT\n")
 	}
 	return script.String()
 }
@@ -169,9 +160,8 @@ func kubeChainsRemoval(save string) string {
 const cgroupRoot = "/sys/fs/cgroup"
 
 // podCgroupParents are the cgroups containerd puts pods' containers in,
-// one per hierarchy: without QoS cgroups (which this machine's cgroup v1
-// setup needs off) the kubelet gives no parent and containerd uses
-// /k8s.io/<container id>.
+// one per hierarchy: without QoS cgroups (off, see kubeletConfig) the
+// kubelet gives no parent and containerd uses /k8s.io/<container id>.
 func podCgroupParents() []string {
 	var parents []string
 	hierarchies, _ := os.ReadDir(cgroupRoot)

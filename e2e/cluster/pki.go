@@ -1,23 +1,19 @@
 package cluster
 
 import (
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
-	"encoding/pem"
-	"fmt"
-	"math/big"
 	"net"
 	"os"
-	"path/filepath"
 	"time"
+
+	"k8s.io/client-go/util/keyutil"
+
+	"github.com/meshinit/meshinit/certs"
 )
 
-// The cluster's credentials, all made by Up in StateDir/pki:
+// The cluster's credentials, all made by Up in StateDir/pki with package
+// certs:
 //
 //   - ca.crt: the CA that signs the API server's serving certificate and the
 //     API server's client certificate for kubelets; the kubeconfigs trust
@@ -28,118 +24,53 @@ import (
 //     Service's IP and DNS names.
 //   - kubelet-client.crt: the API server's identity towards the kubelet
 //     (group system:masters), for `kubectl logs` and `exec`.
-//   - sa.key, sa.pub: service account token signing.
+//   - sa.key: service account token signing (the API server verifies
+//     tokens with its public half).
 //
 // Users authenticate with bearer tokens (tokens.csv): one per component,
 // all in system:masters. This is a throwaway test cluster: nothing here is
 // meant to be secure beyond staying on this machine.
 
+// certValidity is how long the cluster's certificates last: longer than
+// any cluster runs.
 const certValidity = 10 * 365 * 24 * time.Hour
-
-type pki struct {
-	dir     string
-	ca      *x509.Certificate
-	caKey   crypto.Signer
-	caPEM   []byte
-	serials int64
-}
 
 func (o *Options) pkiPath(name string) string { return o.path("pki", name) }
 
-func writePKI(o *Options) error {
-	p := &pki{dir: o.path("pki")}
-	if err := os.MkdirAll(p.dir, 0o700); err != nil {
-		return err
-	}
-	if err := p.makeCA(o.Name); err != nil {
-		return err
-	}
-	svc := o.kubernetesServiceIP().AsSlice()
-	if err := p.issue("apiserver", &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "kube-apiserver"},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{o.Address.AsSlice(), net.IPv4(127, 0, 0, 1), svc},
-		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
-			"kubernetes.default.svc.cluster.local"},
-	}); err != nil {
-		return err
-	}
-	if err := p.issue("kubelet-client", &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}); err != nil {
-		return err
-	}
-	sa, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// writePKI makes the cluster's credentials and returns the CA's
+// certificate (PEM).
+func writePKI(o *Options) (caPEM []byte, err error) {
+	now := time.Now()
+	ca, err := certs.NewCA(o.Name+" CA", certValidity, now)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := writeKey(filepath.Join(p.dir, "sa.key"), sa); err != nil {
-		return err
-	}
-	pub, err := x509.MarshalPKIXPublicKey(sa.Public())
+	apiCert, apiKey, err := ca.IssueServing(
+		[]string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "localhost"},
+		[]net.IP{o.Address.AsSlice(), net.IPv4(127, 0, 0, 1), o.kubernetesServiceIP().AsSlice()},
+		certValidity, now)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return os.WriteFile(filepath.Join(p.dir, "sa.pub"), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o644)
-}
-
-func (p *pki) makeCA(name string) error {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	clientCert, clientKey, err := ca.IssueClient("kube-apiserver-kubelet-client", certValidity, now, "system:masters")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: name + " CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(certValidity),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	saKey, err := keyutil.MakeEllipticPrivateKeyPEM()
 	if err != nil {
-		return fmt.Errorf("pki: create CA: %w", err)
+		return nil, err
 	}
-	if p.ca, err = x509.ParseCertificate(der); err != nil {
-		return err
+	if err := os.MkdirAll(o.path("pki"), 0o700); err != nil {
+		return nil, err
 	}
-	p.caKey, p.serials = key, 1
-	p.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	if err := writeKey(filepath.Join(p.dir, "ca.key"), key); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(p.dir, "ca.crt"), p.caPEM, 0o644)
-}
-
-// issue signs tmpl with the CA and writes <name>.crt and <name>.key.
-func (p *pki) issue(name string, tmpl *x509.Certificate) error {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
-	p.serials++
-	tmpl.SerialNumber = big.NewInt(p.serials)
-	tmpl.NotBefore = time.Now().Add(-time.Hour)
-	tmpl.NotAfter = time.Now().Add(certValidity)
-	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, key.Public(), p.caKey)
-	if err != nil {
-		return fmt.Errorf("pki: issue %s: %w", name, err)
-	}
-	if err := writeKey(filepath.Join(p.dir, name+".key"), key); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(p.dir, name+".crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
-}
-
-func writeKey(file string, key *ecdsa.PrivateKey) error {
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+	return ca.CertPEM(), writeFiles(map[string][]byte{
+		o.pkiPath("ca.crt"):             ca.CertPEM(),
+		o.pkiPath("apiserver.crt"):      apiCert,
+		o.pkiPath("apiserver.key"):      apiKey,
+		o.pkiPath("kubelet-client.crt"): clientCert,
+		o.pkiPath("kubelet-client.key"): clientKey,
+		o.pkiPath("sa.key"):             saKey,
+	})
 }
 
 // newToken returns a random bearer token.

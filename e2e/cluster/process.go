@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/meshinit/meshinit/internal/poll"
 )
 
 // proc identifies one process Up started. The start time (in clock ticks
@@ -132,16 +135,14 @@ func (p proc) stop() error {
 	return nil
 }
 
+// waitGone says whether p is gone within timeout.
 func (p proc) waitGone(timeout time.Duration) bool {
-	for deadline := time.Now().Add(timeout); ; {
-		if !p.alive() {
-			return true
+	return poll.Until(context.Background(), 50*time.Millisecond, timeout, func(context.Context) error {
+		if p.alive() {
+			return fmt.Errorf("%s (pid %d) still runs", p.Name, p.PID)
 		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	}) == nil
 }
 
 // shimsOf returns the containerd shims serving the containerd at socket

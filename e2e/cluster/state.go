@@ -25,8 +25,6 @@ type record struct {
 	// that containerd or the kubelet create; Down removes them if they
 	// hold nothing anymore.
 	Created []string `json:"created"`
-	// Tokens are the bearer tokens, by user (see tokenUsers).
-	Tokens map[string]string `json:"tokens"`
 	// Ready is set once Up has seen the cluster ready.
 	Ready bool `json:"ready"`
 }

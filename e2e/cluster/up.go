@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/meshinit/meshinit/internal/poll"
 )
 
 // hostPrograms are what Up needs from Debian's packages (see
@@ -24,8 +26,8 @@ var binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "ku
 // sockets, libcni's cache, links to pod logs, the device plugin socket.
 var globalPaths = []string{"/run/containerd", "/var/lib/cni", "/var/log/containers", "/var/lib/kubelet"}
 
-// The timeouts of Up's waits are generous: on a machine busy compiling
-// (load 30 on 2 cores happens) the API server alone can take minutes.
+// The timeouts of Up's waits are generous: on a machine whose cores are
+// all busy (compiling, say) the API server alone can take minutes.
 
 // up starts a cluster from nothing, once preflight passed. Its record is
 // returned, even on failure, for Down.
@@ -33,14 +35,11 @@ func up(ctx context.Context, o *Options) (*record, error) {
 	if err := os.MkdirAll(o.StateDir, 0o755); err != nil {
 		return nil, err
 	}
-	rec := &record{Options: *o, Sysctls: readSysctls(), Tokens: map[string]string{}}
+	rec := &record{Options: *o, Sysctls: readSysctls()}
 	for _, p := range append(globalPaths, podCgroupParents()...) {
 		if _, err := os.Lstat(p); err != nil {
 			rec.Created = append(rec.Created, p)
 		}
-	}
-	for _, u := range tokenUsers {
-		rec.Tokens[u] = newToken()
 	}
 	if err := rec.save(); err != nil {
 		return nil, err
@@ -57,14 +56,19 @@ func up(ctx context.Context, o *Options) (*record, error) {
 		}, pauseArchive)
 	}()
 
-	if err := writePKI(o); err != nil {
-		return rec, err
-	}
-	ca, err := os.ReadFile(o.pkiPath("ca.crt"))
+	ca, err := writePKI(o)
 	if err != nil {
 		return rec, err
 	}
-	if err := writeFiles(configFiles(o, ca, rec.Tokens)); err != nil {
+	tokens := map[string]string{}
+	for _, u := range tokenUsers {
+		tokens[u] = newToken()
+	}
+	files, err := configFiles(o, ca, tokens)
+	if err != nil {
+		return rec, err
+	}
+	if err := writeFiles(files); err != nil {
 		return rec, err
 	}
 	if err := addAddress(ctx, o); err != nil {
@@ -72,23 +76,23 @@ func up(ctx context.Context, o *Options) (*record, error) {
 	}
 	o.Logf("address %s added to lo", o.Address)
 
-	api, err := newAPI(o, rec.Tokens["admin"])
+	cs, err := newClient(o)
 	if err != nil {
 		return rec, err
 	}
 	s := starter{o: o, rec: rec}
 	s.start(etcd(o))
 	s.start(containerd(o))
-	s.await(ctx, "etcd", 2*time.Minute, func(ctx context.Context) bool {
+	s.await(ctx, "etcd", 2*time.Minute, func(ctx context.Context) error {
 		return httpOK(ctx, fmt.Sprintf("http://127.0.0.1:%d/health", o.Ports.EtcdClient))
 	})
 	s.start(apiServer(o))
-	s.await(ctx, "kube-apiserver", 5*time.Minute, func(ctx context.Context) bool { return api.ok(ctx, "/readyz") })
+	s.await(ctx, "kube-apiserver", 5*time.Minute, func(ctx context.Context) error { return apiServerReady(ctx, cs) })
 	s.start(controllerManager(o))
 	s.start(scheduler(o))
-	s.await(ctx, "containerd", 2*time.Minute, func(ctx context.Context) bool {
+	s.await(ctx, "containerd", 2*time.Minute, func(ctx context.Context) error {
 		_, err := run(ctx, "ctr", "--address", o.containerdSocket(), "version")
-		return err == nil
+		return err
 	})
 	if s.err == nil {
 		began := time.Now()
@@ -99,7 +103,9 @@ func up(ctx context.Context, o *Options) (*record, error) {
 	}
 	s.start(kubelet(o))
 	s.start(kubeProxy(o))
-	s.await(ctx, "node Ready, default ServiceAccount, kube-proxy synced", 5*time.Minute, api.ready)
+	s.await(ctx, "node Ready, default ServiceAccount, kube-proxy synced", 5*time.Minute, func(ctx context.Context) error {
+		return ready(ctx, o, cs)
+	})
 	if s.err != nil {
 		return rec, s.err
 	}
@@ -132,13 +138,19 @@ func (s *starter) start(c component) {
 	s.err = s.rec.save()
 }
 
-func (s *starter) await(ctx context.Context, what string, timeout time.Duration, cond func(context.Context) bool) {
+// await polls cond until it returns nil, a started process exits, or
+// timeout passes.
+func (s *starter) await(ctx context.Context, what string, timeout time.Duration, cond func(context.Context) error) {
 	if s.err != nil {
 		return
 	}
 	began := time.Now()
-	err := poll(ctx, what, timeout, func(ctx context.Context) bool {
-		return cond(ctx) || len(s.dead()) > 0
+	err := poll.Until(ctx, pollInterval, timeout, func(ctx context.Context) error {
+		err := cond(ctx)
+		if err != nil && len(s.dead()) > 0 {
+			return nil // settled: reported below
+		}
+		return err
 	})
 	if dead := s.dead(); len(dead) > 0 {
 		var msgs []string
@@ -149,7 +161,7 @@ func (s *starter) await(ctx context.Context, what string, timeout time.Duration,
 		return
 	}
 	if err != nil {
-		s.err = err
+		s.err = fmt.Errorf("waiting for %s (%.0fs): %w", what, time.Since(began).Seconds(), err)
 		return
 	}
 	s.o.Logf("%s: ready after %.1fs (%.1fs since the first start)", what, time.Since(began).Seconds(), time.Since(s.began).Seconds())
