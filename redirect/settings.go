@@ -6,6 +6,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -159,11 +161,37 @@ func AnnotationNames() []string {
 // FromAnnotations returns base with every setting a pod annotation sets
 // overridden, validated. Errors name the annotation and its value.
 func FromAnnotations(annotations map[string]string, base Config) (Config, error) {
+	c, err := override(annotations, base, func(s setting) string { return s.annotation })
+	return c, renameSettings(err, annotationName)
+}
+
+// FromSettings returns base with the settings in values overridden,
+// validated. values holds settings under their flag names without dashes,
+// as the webhook's configuration file writes them ("inbound-proxy-port":
+// "15006"); an unknown name is an error. Errors name the setting as values
+// does, and its value.
+func FromSettings(values map[string]string, base Config) (Config, error) {
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(values)) {
+		if !slices.ContainsFunc(settings, func(s setting) bool { return s.key == k }) {
+			errs = append(errs, fmt.Errorf("unknown setting %s", QuoteShort(k)))
+		}
+	}
+	c, err := override(values, base, func(s setting) string { return s.key })
+	errs = append(errs, renameSettings(err, func(key string) string { return key }))
+	return c, joinErrors(errs)
+}
+
+// override returns base with every setting whose name (name(s), "" for
+// none) is in values set from it, validated. Errors are *SettingErrors
+// naming the setting by its key, for the caller to rename.
+func override(values map[string]string, base Config, name func(setting) string) (Config, error) {
 	c := base
 	var errs []error
 	for _, s := range settings {
-		v, ok := annotations[s.annotation]
-		if s.annotation == "" || !ok {
+		n := name(s)
+		v, ok := values[n]
+		if n == "" || !ok {
 			continue
 		}
 		if err := s.set(&c, v); err != nil {
@@ -173,7 +201,7 @@ func FromAnnotations(annotations map[string]string, base Config) (Config, error)
 	if len(errs) == 0 {
 		errs = append(errs, c.Validate())
 	}
-	return c, renameSettings(joinErrors(errs), annotationName)
+	return c, joinErrors(errs)
 }
 
 func annotationName(key string) string {
