@@ -68,9 +68,9 @@ var settings = []setting{
 		func(c *Config) *uint16 { return &c.OutboundProxyPort }),
 	portSetting(keyInboundProxyPort, "port the proxy accepts redirected inbound TCP on",
 		func(c *Config) *uint16 { return &c.InboundProxyPort }),
-	idSetting(keyProxyUID, "UID of the proxy process; its traffic is never redirected",
+	idSetting(keyProxyUID, "UID of the proxy process; its traffic is never redirected (it would loop)",
 		func(c *Config) *uint32 { return &c.ProxyUID }),
-	idSetting(keyProxyGID, "GID of the proxy process; its traffic is never redirected",
+	idSetting(keyProxyGID, "GID of the proxy process; its traffic is never redirected (it would loop)",
 		func(c *Config) *uint32 { return &c.ProxyGID }),
 	portListSetting(keyIncludeInboundPorts, AnnotationIncludeInboundPorts, `inbound ports to capture: "*" or a list like "80,8000-8080"; empty captures none`,
 		func(c *Config) *PortList { return &c.IncludeInboundPorts }),
@@ -84,9 +84,9 @@ var settings = []setting{
 		func(c *Config) *CIDRList { return &c.IncludeOutboundCIDRs }),
 	cidrListSetting(keyExcludeOutboundCIDRs, AnnotationExcludeOutboundCIDRs, "outbound destinations that bypass the proxy",
 		func(c *Config) *CIDRList { return &c.ExcludeOutboundCIDRs }),
-	enumSetting(keyIPv6, "program ip6tables too: auto (when the pod has a global IPv6 address), on, off",
+	enumSetting(keyIPv6, `program ip6tables too: "auto" (when the pod has a global IPv6 address), "on", "off"`,
 		func(c *Config) *IPv6Mode { return &c.IPv6 }, IPv6Auto, IPv6On, IPv6Off),
-	enumSetting(keyIptablesMode, "iptables backend: auto (the one already holding rules, else nft), legacy, nft",
+	enumSetting(keyIptablesMode, `iptables backend: "auto" (the one whose tables already hold rules, else nft), "legacy", "nft"`,
 		func(c *Config) *IptablesMode { return &c.IptablesMode }, IptablesAuto, IptablesLegacy, IptablesNFT),
 }
 
