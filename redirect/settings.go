@@ -257,18 +257,6 @@ func ParseFlags(fs *flag.FlagSet, args []string) (Config, error) {
 	return c, c.Validate()
 }
 
-// ParseArgs parses redirector flags over Defaults and validates the result.
-// Errors name the flag and its value.
-func ParseArgs(args []string) (Config, error) {
-	fs := flag.NewFlagSet("redirector", flag.ContinueOnError)
-	fs.SetOutput(discard{})
-	return ParseFlags(fs, args)
-}
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
-
 func joinErrors(errs []error) error {
 	var out []error
 	for _, e := range errs {
