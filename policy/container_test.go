@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/meshinit/meshinit/internal/chart"
+	"github.com/meshinit/meshinit/redirect"
 )
 
 // msgNotMeshinit is the default RedirectPolicy's message for a pod whose
@@ -25,6 +26,10 @@ func msgNotMeshinit(problem string) string {
 
 // redirectImage is the chart's default image of meshinit's init container.
 const redirectImage = "ghcr.io/meshinit/redirector:0.1.0"
+
+// meshinitArgs is how many arguments meshinit's init container has: apply
+// and every setting.
+var meshinitArgs = 1 + len(redirect.Defaults().Args())
 
 // containerCases: pods that bring their own meshinit-redirect init
 // container, or change the one the webhook wrote. The policy recognises
@@ -48,11 +53,11 @@ var containerCases = []struct {
 	{name: "a command", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Command = []string{"/bin/true"} })),
 		want: verdict{clusterBinding, msgNotMeshinit("it sets command"), metav1.StatusReasonForbidden}},
 	{name: "an extra argument", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Args = append(c.Args, "--exclude-outbound-cidrs=0.0.0.0/0") })),
-		want: verdict{clusterBinding, msgNotMeshinit("it has 14 arguments, not 13"), metav1.StatusReasonForbidden}},
+		want: verdict{clusterBinding, msgNotMeshinit(fmt.Sprintf("it has %d arguments, not %d", meshinitArgs+1, meshinitArgs)), metav1.StatusReasonForbidden}},
 	{name: "an argument missing", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Args = c.Args[:len(c.Args)-1] })),
-		want: verdict{clusterBinding, msgNotMeshinit("it has 12 arguments, not 13"), metav1.StatusReasonForbidden}},
+		want: verdict{clusterBinding, msgNotMeshinit(fmt.Sprintf("it has %d arguments, not %d", meshinitArgs-1, meshinitArgs)), metav1.StatusReasonForbidden}},
 	{name: "no arguments", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Args = nil })),
-		want: verdict{clusterBinding, msgNotMeshinit("it has 0 arguments, not 13"), metav1.StatusReasonForbidden}},
+		want: verdict{clusterBinding, msgNotMeshinit(fmt.Sprintf("it has 0 arguments, not %d", meshinitArgs)), metav1.StatusReasonForbidden}},
 	{name: "arguments reordered", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Args[1], c.Args[2] = c.Args[2], c.Args[1] })),
 		want: verdict{clusterBinding, msgNotMeshinit(`argument 1 "--inbound-proxy-port=15006" is not "--outbound-proxy-port=15001"`), metav1.StatusReasonForbidden}},
 	{name: "print instead of apply", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Args[0] = "print" })),

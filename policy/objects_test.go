@@ -20,7 +20,7 @@ import (
 	"github.com/meshinit/meshinit/redirect"
 )
 
-// Names of the public contract (DESIGN.md) the policy reads.
+// Names of the public contract (README.md, "Labels" and "Annotations") the policy reads.
 const (
 	initContainerName = "meshinit-redirect"
 	namespaceLabel    = "meshinit.io/injection"

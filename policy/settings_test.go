@@ -3,7 +3,6 @@ package policy
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -64,14 +63,14 @@ func readChartSettings(t *testing.T, values map[string]any) chartSettings {
 	return s
 }
 
-// redirectFlags renders webhook.inject.redirect values as redirector flags.
-func redirectFlags(values map[string]any) []string {
-	var flags []string
+// redirectSettings is webhook.inject.redirect values as the webhook's
+// configuration file holds them (the chart renders numbers in decimal).
+func redirectSettings(values map[string]any) map[string]string {
+	out := map[string]string{}
 	for k, v := range values {
-		flags = append(flags, fmt.Sprintf("--%s=%v", k, v))
+		out[k] = fmt.Sprint(v)
 	}
-	sort.Strings(flags)
-	return flags
+	return out
 }
 
 // annotationArgs returns, for each pod annotation (redirect.AnnotationNames,
@@ -119,7 +118,7 @@ func TestChartSettingsMatchGo(t *testing.T) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			values := map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": redirectSet}}}
 			s := readChartSettings(t, values)
-			rc, err := redirect.ParseArgs(redirectFlags(redirectSet))
+			rc, err := redirect.FromSettings(redirectSettings(redirectSet), redirect.Defaults())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,10 @@
 package redirect
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // IPv6Mode says whether the redirector programs ip6tables too.
 type IPv6Mode string
@@ -72,14 +76,15 @@ func Defaults() Config {
 // naming the setting and its value; all problems are joined.
 func (c Config) Validate() error {
 	var errs []error
-	bad := func(key, value, format string, args ...any) {
-		errs = append(errs, &SettingError{Key: key, Value: value, Err: fmt.Errorf(format, args...)})
+	invalid := func(key, value string, err error) {
+		errs = append(errs, &SettingError{Key: key, Value: value, Err: err})
 	}
+	bad := func(key, value, format string, args ...any) { invalid(key, value, fmt.Errorf(format, args...)) }
 	if c.OutboundProxyPort == 0 {
-		bad(keyOutboundProxyPort, "0", "must be a TCP port 1-65535")
+		invalid(keyOutboundProxyPort, "0", errNotPort)
 	}
 	if c.InboundProxyPort == 0 {
-		bad(keyInboundProxyPort, "0", "must be a TCP port 1-65535")
+		invalid(keyInboundProxyPort, "0", errNotPort)
 	}
 	if c.InboundProxyPort != 0 && c.InboundProxyPort == c.OutboundProxyPort {
 		bad(keyInboundProxyPort, fmt.Sprint(c.InboundProxyPort), "must differ from the outbound proxy port")
@@ -103,9 +108,7 @@ func (c Config) Validate() error {
 	if c.ExcludeOutboundCIDRs.All {
 		bad(keyExcludeOutboundCIDRs, "*", "\"*\" is not allowed; to capture no outbound traffic set include-outbound-cidrs to an empty list")
 	}
-	switch c.IPv6 {
-	case IPv6Auto, IPv6On:
-	case IPv6Off:
+	if c.IPv6 == IPv6Off {
 		for _, l := range []struct {
 			key  string
 			list CIDRList
@@ -114,13 +117,11 @@ func (c Config) Validate() error {
 				bad(l.key, l.list.String(), "%s is an IPv6 CIDR but ipv6 is off; set ipv6 to auto or on, or remove it", v6[0])
 			}
 		}
-	default:
-		bad(keyIPv6, string(c.IPv6), "must be one of auto, on, off")
 	}
-	switch c.IptablesMode {
-	case IptablesAuto, IptablesLegacy, IptablesNFT:
-	default:
-		bad(keyIptablesMode, string(c.IptablesMode), "must be one of auto, legacy, nft")
+	for _, s := range settings {
+		if v := s.get(&c); s.kind == kindEnum && !slices.Contains(s.values, v) {
+			bad(s.key, v, "must be one of %s", strings.Join(s.values, ", "))
+		}
 	}
 	return joinErrors(errs)
 }

@@ -161,6 +161,39 @@ func TestValidateNamesTheSetting(t *testing.T) {
 	}
 }
 
+// TestFromSettings: the webhook's redirect map, under the flag names without
+// dashes, overrides the base; errors name the key as the map writes it.
+func TestFromSettings(t *testing.T) {
+	c, err := FromSettings(map[string]string{"inbound-proxy-port": "16006", "exclude-outbound-ports": "53,22", "ipv6": "off"}, Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ParseArgs([]string{"--inbound-proxy-port=16006", "--exclude-outbound-ports=53,22", "--ipv6=off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.Args(), want.Args()) {
+		t.Errorf("FromSettings = %q, the same flags give %q", c.Args(), want.Args())
+	}
+	for _, tc := range []struct {
+		values map[string]string
+		want   []string
+	}{
+		{map[string]string{"inbound-proxy-port": "0"}, []string{`invalid inbound-proxy-port "0": must be a TCP port 1-65535`}},
+		{map[string]string{"inbound-proxy-port": "15001"}, []string{`invalid inbound-proxy-port "15001": must differ`}},
+		{map[string]string{"ipv6": "maybe"}, []string{`invalid ipv6 "maybe": must be one of auto, on, off`}},
+		{map[string]string{"proxy-port": "1", "--proxy-uid": "1", "proxy-gid": "x"},
+			[]string{`unknown setting "--proxy-uid"`, `unknown setting "proxy-port"`, `invalid proxy-gid "x"`}},
+	} {
+		_, err := FromSettings(tc.values, Defaults())
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("FromSettings(%v) = %v, want an error containing %q", tc.values, err, w)
+			}
+		}
+	}
+}
+
 // TestRoundTrip proves that what the webhook writes (annotations -> Config ->
 // Args) is exactly what the redirector reads (ParseArgs).
 func TestRoundTrip(t *testing.T) {

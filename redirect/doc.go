@@ -4,8 +4,9 @@
 //
 // Everything flows through one [Config]:
 //
+//	webhook's redirect map --FromSettings--> Config (the cluster's base)
 //	pod annotations --FromAnnotations--> Config --Args--> redirector flags
-//	redirector flags --ParseArgs--> Config --NewPlan--> Plan --Apply--> kernel
+//	redirector flags --ParseFlags--> Config --NewPlan--> Plan --Apply--> kernel
 //
 // Start with [Config] and [Defaults]. The settings table in settings.go is the
 // single place that names each setting's flag and annotation, so the webhook

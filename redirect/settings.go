@@ -3,8 +3,11 @@ package redirect
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -35,58 +38,103 @@ const (
 )
 
 // setting is one Config field with the names it goes by outside Go.
-// This table is the only place those names are bound to fields.
+// This table is the only place those names are bound to fields: the
+// redirector's flags, the pod annotations and the webhook's redirect map
+// read it, and the chart's defaults and values schema and the README's flag
+// and annotation tables are written from it (generate_test.go).
 type setting struct {
-	key        string // flag name
+	key        string // flag name; the key in the webhook's redirect map
 	annotation string // pod annotation, or "" when pods cannot set it
-	usage      string
+	usage      string // one line; the README sets "quoted" text as code
+	kind       kind
+	values     []string // kindEnum: the values allowed
 	get        func(*Config) string
 	set        func(*Config, string) error
 }
 
+// kind is how a setting's value is written.
+type kind int
+
+const (
+	kindPort  kind = iota // a TCP port 1-65535
+	kindID                // a numeric UID or GID
+	kindPorts             // a PortList
+	kindCIDRs             // a CIDRList
+	kindEnum              // one of the setting's values
+)
+
 var settings = []setting{
-	{keyOutboundProxyPort, "", "port the proxy accepts redirected outbound TCP on",
-		func(c *Config) string { return strconv.Itoa(int(c.OutboundProxyPort)) },
-		func(c *Config, s string) (err error) { c.OutboundProxyPort, err = parseProxyPort(s); return }},
-	{keyInboundProxyPort, "", "port the proxy accepts redirected inbound TCP on",
-		func(c *Config) string { return strconv.Itoa(int(c.InboundProxyPort)) },
-		func(c *Config, s string) (err error) { c.InboundProxyPort, err = parseProxyPort(s); return }},
-	{keyProxyUID, "", "UID of the proxy process; its traffic is never redirected",
-		func(c *Config) string { return strconv.FormatUint(uint64(c.ProxyUID), 10) },
-		func(c *Config, s string) (err error) { c.ProxyUID, err = parseID(s); return }},
-	{keyProxyGID, "", "GID of the proxy process; its traffic is never redirected",
-		func(c *Config) string { return strconv.FormatUint(uint64(c.ProxyGID), 10) },
-		func(c *Config, s string) (err error) { c.ProxyGID, err = parseID(s); return }},
-	{keyIncludeInboundPorts, AnnotationIncludeInboundPorts, `inbound ports to capture: "*" or a list like "80,8000-8080"; empty captures none`,
-		func(c *Config) string { return c.IncludeInboundPorts.String() },
-		func(c *Config, s string) (err error) { c.IncludeInboundPorts, err = ParsePortList(s); return }},
-	{keyExcludeInboundPorts, AnnotationExcludeInboundPorts, "inbound ports never captured",
-		func(c *Config) string { return c.ExcludeInboundPorts.String() },
-		func(c *Config, s string) (err error) { c.ExcludeInboundPorts, err = ParsePortList(s); return }},
-	{keyIgnoredInboundPorts, "", "the proxy's own inbound ports (health, metrics), never captured",
-		func(c *Config) string { return c.IgnoredInboundPorts.String() },
-		func(c *Config, s string) (err error) { c.IgnoredInboundPorts, err = ParsePortList(s); return }},
-	{keyExcludeOutboundPorts, AnnotationExcludeOutboundPorts, "outbound destination ports that bypass the proxy",
-		func(c *Config) string { return c.ExcludeOutboundPorts.String() },
-		func(c *Config, s string) (err error) { c.ExcludeOutboundPorts, err = ParsePortList(s); return }},
-	{keyIncludeOutboundCIDRs, AnnotationIncludeOutboundCIDRs, `outbound destinations to capture: "*" or a list of CIDRs; empty captures none`,
-		func(c *Config) string { return c.IncludeOutboundCIDRs.String() },
-		func(c *Config, s string) (err error) { c.IncludeOutboundCIDRs, err = ParseCIDRList(s); return }},
-	{keyExcludeOutboundCIDRs, AnnotationExcludeOutboundCIDRs, "outbound destinations that bypass the proxy",
-		func(c *Config) string { return c.ExcludeOutboundCIDRs.String() },
-		func(c *Config, s string) (err error) { c.ExcludeOutboundCIDRs, err = ParseCIDRList(s); return }},
-	{keyIPv6, "", "program ip6tables too: auto (when the pod has a global IPv6 address), on, off",
-		func(c *Config) string { return string(c.IPv6) },
-		func(c *Config, s string) error { c.IPv6 = IPv6Mode(s); return nil }},
-	{keyIptablesMode, "", "iptables backend: auto (the one already holding rules, else nft), legacy, nft",
-		func(c *Config) string { return string(c.IptablesMode) },
-		func(c *Config, s string) error { c.IptablesMode = IptablesMode(s); return nil }},
+	portSetting(keyOutboundProxyPort, "port the proxy accepts redirected outbound TCP on",
+		func(c *Config) *uint16 { return &c.OutboundProxyPort }),
+	portSetting(keyInboundProxyPort, "port the proxy accepts redirected inbound TCP on",
+		func(c *Config) *uint16 { return &c.InboundProxyPort }),
+	idSetting(keyProxyUID, "UID of the proxy process; its traffic is never redirected (it would loop)",
+		func(c *Config) *uint32 { return &c.ProxyUID }),
+	idSetting(keyProxyGID, "GID of the proxy process; its traffic is never redirected (it would loop)",
+		func(c *Config) *uint32 { return &c.ProxyGID }),
+	portListSetting(keyIncludeInboundPorts, AnnotationIncludeInboundPorts, `inbound ports to capture: "*" or a list like "80,8000-8080"; empty captures none`,
+		func(c *Config) *PortList { return &c.IncludeInboundPorts }),
+	portListSetting(keyExcludeInboundPorts, AnnotationExcludeInboundPorts, "inbound ports never captured",
+		func(c *Config) *PortList { return &c.ExcludeInboundPorts }),
+	portListSetting(keyIgnoredInboundPorts, "", "the proxy's own inbound ports (health, metrics), never captured",
+		func(c *Config) *PortList { return &c.IgnoredInboundPorts }),
+	portListSetting(keyExcludeOutboundPorts, AnnotationExcludeOutboundPorts, "outbound destination ports that bypass the proxy",
+		func(c *Config) *PortList { return &c.ExcludeOutboundPorts }),
+	cidrListSetting(keyIncludeOutboundCIDRs, AnnotationIncludeOutboundCIDRs, `outbound destinations to capture: "*" or a list of CIDRs; empty captures none`,
+		func(c *Config) *CIDRList { return &c.IncludeOutboundCIDRs }),
+	cidrListSetting(keyExcludeOutboundCIDRs, AnnotationExcludeOutboundCIDRs, "outbound destinations that bypass the proxy",
+		func(c *Config) *CIDRList { return &c.ExcludeOutboundCIDRs }),
+	enumSetting(keyIPv6, `program ip6tables too: "auto" (when the pod has a global IPv6 address), "on", "off"`,
+		func(c *Config) *IPv6Mode { return &c.IPv6 }, IPv6Auto, IPv6On, IPv6Off),
+	enumSetting(keyIptablesMode, `iptables backend: "auto" (the one whose tables already hold rules, else nft), "legacy", "nft"`,
+		func(c *Config) *IptablesMode { return &c.IptablesMode }, IptablesAuto, IptablesLegacy, IptablesNFT),
 }
+
+func portSetting(key, usage string, field func(*Config) *uint16) setting {
+	return setting{key: key, usage: usage, kind: kindPort,
+		get: func(c *Config) string { return strconv.Itoa(int(*field(c))) },
+		set: func(c *Config, s string) (err error) { *field(c), err = parseProxyPort(s); return }}
+}
+
+func idSetting(key, usage string, field func(*Config) *uint32) setting {
+	return setting{key: key, usage: usage, kind: kindID,
+		get: func(c *Config) string { return strconv.FormatUint(uint64(*field(c)), 10) },
+		set: func(c *Config, s string) (err error) { *field(c), err = parseID(s); return }}
+}
+
+func portListSetting(key, annotation, usage string, field func(*Config) *PortList) setting {
+	return setting{key: key, annotation: annotation, usage: usage, kind: kindPorts,
+		get: func(c *Config) string { return field(c).String() },
+		set: func(c *Config, s string) (err error) { *field(c), err = ParsePortList(s); return }}
+}
+
+func cidrListSetting(key, annotation, usage string, field func(*Config) *CIDRList) setting {
+	return setting{key: key, annotation: annotation, usage: usage, kind: kindCIDRs,
+		get: func(c *Config) string { return field(c).String() },
+		set: func(c *Config, s string) (err error) { *field(c), err = ParseCIDRList(s); return }}
+}
+
+// enumSetting is a setting of a string type whose values are listed;
+// [Config.Validate] refuses any other.
+func enumSetting[T ~string](key, usage string, field func(*Config) *T, values ...T) setting {
+	s := setting{key: key, usage: usage, kind: kindEnum,
+		get: func(c *Config) string { return string(*field(c)) },
+		set: func(c *Config, v string) error { *field(c) = T(v); return nil }}
+	for _, v := range values {
+		s.values = append(s.values, string(v))
+	}
+	return s
+}
+
+var (
+	errNotPort = errors.New("must be a TCP port 1-65535")
+	errNotID   = errors.New("must be a numeric ID 0-4294967294")
+)
 
 func parseProxyPort(s string) (uint16, error) {
 	n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 16)
 	if err != nil || n == 0 {
-		return 0, fmt.Errorf("must be a TCP port 1-65535")
+		return 0, errNotPort
 	}
 	return uint16(n), nil
 }
@@ -94,7 +142,7 @@ func parseProxyPort(s string) (uint16, error) {
 func parseID(s string) (uint32, error) {
 	n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 32)
 	if err != nil || n == 1<<32-1 {
-		return 0, fmt.Errorf("must be a numeric ID 0-4294967294")
+		return 0, errNotID
 	}
 	return uint32(n), nil
 }
@@ -113,11 +161,37 @@ func AnnotationNames() []string {
 // FromAnnotations returns base with every setting a pod annotation sets
 // overridden, validated. Errors name the annotation and its value.
 func FromAnnotations(annotations map[string]string, base Config) (Config, error) {
+	c, err := override(annotations, base, func(s setting) string { return s.annotation })
+	return c, renameSettings(err, annotationName)
+}
+
+// FromSettings returns base with the settings in values overridden,
+// validated. values holds settings under their flag names without dashes,
+// as the webhook's configuration file writes them ("inbound-proxy-port":
+// "15006"); an unknown name is an error. Errors name the setting as values
+// does, and its value.
+func FromSettings(values map[string]string, base Config) (Config, error) {
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(values)) {
+		if !slices.ContainsFunc(settings, func(s setting) bool { return s.key == k }) {
+			errs = append(errs, fmt.Errorf("unknown setting %s", QuoteShort(k)))
+		}
+	}
+	c, err := override(values, base, func(s setting) string { return s.key })
+	errs = append(errs, renameSettings(err, func(key string) string { return key }))
+	return c, joinErrors(errs)
+}
+
+// override returns base with every setting whose name (name(s), "" for
+// none) is in values set from it, validated. Errors are *SettingErrors
+// naming the setting by its key, for the caller to rename.
+func override(values map[string]string, base Config, name func(setting) string) (Config, error) {
 	c := base
 	var errs []error
 	for _, s := range settings {
-		v, ok := annotations[s.annotation]
-		if s.annotation == "" || !ok {
+		n := name(s)
+		v, ok := values[n]
+		if n == "" || !ok {
 			continue
 		}
 		if err := s.set(&c, v); err != nil {
@@ -127,7 +201,7 @@ func FromAnnotations(annotations map[string]string, base Config) (Config, error)
 	if len(errs) == 0 {
 		errs = append(errs, c.Validate())
 	}
-	return c, renameSettings(joinErrors(errs), annotationName)
+	return c, joinErrors(errs)
 }
 
 func annotationName(key string) string {
@@ -182,18 +256,6 @@ func ParseFlags(fs *flag.FlagSet, args []string) (Config, error) {
 	}
 	return c, c.Validate()
 }
-
-// ParseArgs parses redirector flags over Defaults and validates the result.
-// Errors name the flag and its value.
-func ParseArgs(args []string) (Config, error) {
-	fs := flag.NewFlagSet("redirector", flag.ContinueOnError)
-	fs.SetOutput(discard{})
-	return ParseFlags(fs, args)
-}
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 func joinErrors(errs []error) error {
 	var out []error

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -81,7 +80,7 @@ type Config struct {
 	// redirector's defaults.
 	Redirect map[string]string `json:"redirect,omitempty"`
 
-	// redirect is Redirect parsed by Validate.
+	// redirect is Redirect read by Validate (redirect.FromSettings).
 	redirect redirect.Config
 	// template is containerTemplate's, set by Validate.
 	template []byte
@@ -172,28 +171,13 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("resources.requests.%s %s: above its limit %s", name, q.String(), lim.String()))
 		}
 	}
-	rc, err := redirect.ParseArgs(c.redirectArgs())
+	rc, err := redirect.FromSettings(c.Redirect, redirect.Defaults())
 	if err != nil {
 		errs = append(errs, fmt.Errorf("redirect: %w", err))
 	}
 	c.redirect = rc
 	c.template = containerTemplate(c)
 	return errors.Join(errs...)
-}
-
-// redirectArgs renders Redirect as redirector flags, sorted so errors come
-// in a stable order.
-func (c *Config) redirectArgs() []string {
-	keys := make([]string, 0, len(c.Redirect))
-	for k := range c.Redirect {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	args := make([]string, len(keys))
-	for i, k := range keys {
-		args[i] = "--" + k + "=" + c.Redirect[k]
-	}
-	return args
 }
 
 // excluded reports whether pods in namespace ns are never injected:

@@ -66,11 +66,11 @@ redirect: {inbound-proxy-port: "16006", exclude-outbound-ports: "22,53", ipv6: "
 		{name: "requests above limits", yaml: "image: r:1\nresources: {requests: {memory: 1Gi}, limits: {memory: 64Mi}}\n",
 			err: []string{"resources.requests.memory 1Gi: above its limit 64Mi"}},
 		{name: "bad redirect value", yaml: "image: r:1\nredirect: {inbound-proxy-port: \"0\"}\n",
-			err: []string{`redirect: invalid --inbound-proxy-port "0": must be a TCP port`}},
+			err: []string{`redirect: invalid inbound-proxy-port "0": must be a TCP port`}},
 		{name: "redirect conflict", yaml: "image: r:1\nredirect: {inbound-proxy-port: \"15001\"}\n",
 			err: []string{"must differ from the outbound proxy port"}},
 		{name: "unknown redirect setting", yaml: "image: r:1\nredirect: {proxy-port: \"1\"}\n",
-			err: []string{"proxy-port"}},
+			err: []string{`redirect: unknown setting "proxy-port"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseConfig([]byte(tc.yaml), "meshinit-system")

@@ -8,7 +8,7 @@ import (
 	"github.com/meshinit/meshinit/redirect"
 )
 
-// Public names of the opt-in contract (see DESIGN.md).
+// Public names of the opt-in contract (README.md, "Labels").
 const (
 	// NamespaceLabel opts a namespace's pods in with "enabled" and out with
 	// "disabled", which no pod overrides. Without it (or with another value)

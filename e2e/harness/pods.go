@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Labels, annotations and names meshinit's users see (DESIGN.md).
+// Labels, annotations and names meshinit's users see (README.md, "Labels" and "Annotations").
 const (
 	InjectionLabel = "meshinit.io/injection"
 	InjectLabel    = "meshinit.io/inject"

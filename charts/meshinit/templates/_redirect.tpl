@@ -2,10 +2,12 @@
 The redirector's settings (Go: redirect.Config, its settings table in
 redirect/settings.go), as the chart configures them. The webhook renders
 them as the init container's arguments (redirect.Config.Args); the policy
-checks those arguments. policy/settings_test.go checks these helpers against
-the Go code.
+checks those arguments. The helpers that name settings are generated from
+the settings table (redirect/generate_test.go); policy/settings_test.go
+checks the rest against the Go code.
 */ -}}
 
+{{- /* generated from the settings table (redirect/settings.go) by make generate: begin */ -}}
 {{- /*
 meshinit.redirect.defaults: redirect.Defaults, one "key=value" line per
 setting, in the order of the settings table (the order of Config.Args).
@@ -26,6 +28,16 @@ iptables-mode=auto
 {{- end -}}
 
 {{- /*
+meshinit.redirect.orderedLists: the port-list settings pods cannot set, one
+a line. The policy compares their arguments with the chart's values, so
+those must be written as Config.Args renders them: in ascending order.
+*/ -}}
+{{- define "meshinit.redirect.orderedLists" -}}
+ignored-inbound-ports
+{{- end -}}
+{{- /* generated: end */ -}}
+
+{{- /*
 meshinit.redirect.settings: the chart's effective settings, the defaults
 with webhook.inject.redirect over them, as JSON [[key, value], ...] in table
 order; numbers in decimal. values.schema.json requires the cluster's own
@@ -35,6 +47,7 @@ checked here.
 */ -}}
 {{- define "meshinit.redirect.settings" -}}
 {{- $set := .Values.webhook.inject.redirect -}}
+{{- $ordered := include "meshinit.redirect.orderedLists" . | splitList "\n" -}}
 {{- $out := list -}}
 {{- range splitList "\n" (include "meshinit.redirect.defaults" .) -}}
 {{- $kv := splitn "=" 2 . -}}
@@ -43,13 +56,13 @@ checked here.
 {{- $v = index $set $kv._0 -}}
 {{- if not (kindIs "string" $v) }}{{ $v = $v | int64 | toString }}{{ end -}}
 {{- end -}}
-{{- if eq $kv._0 "ignored-inbound-ports" -}}
+{{- if has $kv._0 $ordered -}}
 {{- $prev := "" -}}
 {{- range $v | splitList "," | compact -}}
 {{- $b := splitList "-" . -}}
 {{- $key := printf "%05d-%05d" (first $b | atoi) (last $b | atoi) -}}
 {{- if or (not (lt $prev $key)) (and (eq (len $b) 2) (ge (first $b | atoi) (last $b | atoi))) -}}
-{{- fail (printf "webhook.inject.redirect.ignored-inbound-ports %q: write ports and ranges first-last (first below last) in ascending order without duplicates, as the redirector renders them (e.g. 15020,15021,15090)" $v) -}}
+{{- fail (printf "webhook.inject.redirect.%s %q: write ports and ranges first-last (first below last) in ascending order without duplicates, as the redirector renders them (e.g. 15020,15021,15090)" $kv._0 $v) -}}
 {{- end -}}
 {{- $prev = $key -}}
 {{- end -}}

@@ -1,0 +1,212 @@
+package redirect
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/meshinit/meshinit/internal/golden"
+)
+
+// The parts of other files written from the settings table, so that a new
+// setting is written once, in the table. TestGeneratedFilesAreCurrent fails
+// when one is out of date; `make generate` (this test with -update) rewrites
+// them:
+//
+//   - charts/meshinit/values.schema.json: webhook.inject.redirect's keys
+//   - charts/meshinit/templates/_redirect.tpl: the defaults helper and the
+//     list of settings whose values must be written in the redirector's order
+//   - README.md: the redirector's flag table and the annotation table
+var generated = []struct {
+	path     string
+	generate func(old string) (string, error)
+}{
+	{filepath.Join("..", "charts", "meshinit", "values.schema.json"), schemaRedirectKeys},
+	{filepath.Join("..", "charts", "meshinit", "templates", "_redirect.tpl"), func(old string) (string, error) {
+		return between(old, "generated from the settings table (redirect/settings.go)", "generated: end",
+			func([]string) []string { return chartHelpers() })
+	}},
+	{filepath.Join("..", "README.md"), func(old string) (string, error) {
+		s, err := between(old, "<!-- redirector flags: generated", "<!-- end of redirector flags",
+			func(rows []string) []string {
+				return markdownTable("flag", "| `--", rows, func(s setting) string { return "--" + s.key })
+			})
+		if err != nil {
+			return "", err
+		}
+		return between(s, "<!-- annotations: the settings' rows generated", "<!-- end of annotations",
+			func(rows []string) []string {
+				return markdownTable("annotation", "| `"+annotationPrefix, rows, func(s setting) string { return s.annotation })
+			})
+	}},
+}
+
+// annotationPrefix starts every setting's annotation.
+const annotationPrefix = "traffic.meshinit.io/"
+
+// TestAnnotationsAreKeys: a setting's annotation is its key after
+// annotationPrefix, as the policy (meshinit.policy.listSources) reads it.
+func TestAnnotationsAreKeys(t *testing.T) {
+	for _, s := range settings {
+		if s.annotation != "" && s.annotation != annotationPrefix+s.key {
+			t.Errorf("setting %s: annotation %s, want %s", s.key, s.annotation, annotationPrefix+s.key)
+		}
+	}
+}
+
+func TestGeneratedFilesAreCurrent(t *testing.T) {
+	for _, f := range generated {
+		t.Run(filepath.Base(f.path), func(t *testing.T) {
+			old, err := os.ReadFile(f.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			current, err := f.generate(string(old))
+			if err != nil {
+				t.Fatalf("%s: %v", f.path, err)
+			}
+			golden.Assert(t, f.path, []byte(current))
+		})
+	}
+}
+
+// between replaces the lines strictly between the line containing begin and
+// the next one containing end with body(the lines it replaces).
+func between(doc, begin, end string, body func(old []string) []string) (string, error) {
+	lines := strings.Split(doc, "\n")
+	b := -1
+	for i, l := range lines {
+		if b < 0 && strings.Contains(l, begin) {
+			b = i
+		} else if b >= 0 && strings.Contains(l, end) {
+			out := append(append(append([]string{}, lines[:b+1]...), body(lines[b+1:i])...), lines[i:]...)
+			return strings.Join(out, "\n"), nil
+		}
+	}
+	return "", fmt.Errorf("no lines between markers %q and %q", begin, end)
+}
+
+// markdownTable is a table of the settings name gives a name to (an empty
+// name leaves a setting out): the name, its default and its usage. The rows
+// of old that do not start with owned (rows of other things) follow them.
+func markdownTable(column, owned string, old []string, name func(setting) string) []string {
+	out := []string{"| " + column + " | default | meaning |", "| --- | --- | --- |"}
+	d := Defaults()
+	for _, s := range settings {
+		if name(s) == "" {
+			continue
+		}
+		def := " "
+		if v := s.get(&d); v != "" {
+			def = " `" + v + "` "
+		}
+		out = append(out, fmt.Sprintf("| `%s` |%s| %s |", name(s), def, markdown(s.usage)))
+	}
+	for _, row := range old[min(2, len(old)):] {
+		if !strings.HasPrefix(row, owned) {
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+var quoted = regexp.MustCompile(`"([^"]*)"`)
+
+// markdown sets a usage line in a table cell: "quoted" text as code.
+func markdown(usage string) string {
+	return strings.ReplaceAll(quoted.ReplaceAllString(usage, "`$1`"), "|", `\|`)
+}
+
+// chartHelpers are the chart's helpers that know the settings by name.
+func chartHelpers() []string {
+	d := Defaults()
+	out := []string{
+		"{{- /*",
+		"meshinit.redirect.defaults: redirect.Defaults, one \"key=value\" line per",
+		"setting, in the order of the settings table (the order of Config.Args).",
+		"*/ -}}",
+		`{{- define "meshinit.redirect.defaults" -}}`,
+	}
+	for _, s := range settings {
+		out = append(out, s.key+"="+s.get(&d))
+	}
+	out = append(out, "{{- end -}}", "",
+		"{{- /*",
+		"meshinit.redirect.orderedLists: the port-list settings pods cannot set, one",
+		"a line. The policy compares their arguments with the chart's values, so",
+		"those must be written as Config.Args renders them: in ascending order.",
+		"*/ -}}",
+		`{{- define "meshinit.redirect.orderedLists" -}}`)
+	var ordered []string
+	for _, s := range settings {
+		if s.kind == kindPorts && s.annotation == "" {
+			ordered = append(ordered, s.key)
+		}
+	}
+	return append(out, strings.Join(ordered, "\n"), "{{- end -}}")
+}
+
+// schemaRedirectKeys rewrites the properties of webhook.inject.redirect in
+// values.schema.json, the first "properties" object after the "redirect"
+// key, one setting a line.
+func schemaRedirectKeys(old string) (string, error) {
+	lines := strings.Split(old, "\n")
+	start := -1
+	for i, l := range lines {
+		if strings.TrimSpace(l) == `"redirect": {` {
+			start = i
+			break
+		}
+	}
+	for i := start + 1; start >= 0 && i < len(lines); i++ {
+		if strings.TrimSpace(lines[i]) != `"properties": {` {
+			continue
+		}
+		indent := lines[i][:len(lines[i])-len(strings.TrimLeft(lines[i], " "))]
+		for j := i + 1; j < len(lines); j++ {
+			if strings.HasPrefix(lines[j], indent+"}") {
+				props, err := schemaProperties(indent + "  ")
+				if err != nil {
+					return "", err
+				}
+				out := append(append(append([]string{}, lines[:i+1]...), props...), lines[j:]...)
+				return strings.Join(out, "\n"), nil
+			}
+		}
+	}
+	return "", fmt.Errorf(`no "properties" object after "redirect"`)
+}
+
+// schemaProperties is each setting's schema. A setting pods cannot set is
+// compared by the policy with the init container's argument, so its value
+// must be written as Config.Args renders it: the redirect* definitions say
+// how; a setting pods set is left to the webhook to check.
+func schemaProperties(indent string) ([]string, error) {
+	var out []string
+	for i, s := range settings {
+		var schema string
+		switch {
+		case s.kind == kindPort:
+			schema = `{"$ref": "#/definitions/redirectPort"}`
+		case s.kind == kindID:
+			schema = `{"$ref": "#/definitions/redirectID"}`
+		case s.kind == kindEnum:
+			schema = `{"type": "string", "enum": ["` + strings.Join(s.values, `", "`) + `"]}`
+		case s.annotation != "":
+			schema = `{"$ref": "#/definitions/redirectValue"}`
+		case s.kind == kindPorts:
+			schema = `{"$ref": "#/definitions/redirectPortList"}`
+		default:
+			return nil, fmt.Errorf("setting %s: no schema for a CIDR list pods cannot set; write a definition of the form CIDRList.String renders", s.key)
+		}
+		line := fmt.Sprintf("%s%q: %s", indent, s.key, schema)
+		if i < len(settings)-1 {
+			line += ","
+		}
+		out = append(out, line)
+	}
+	return out, nil
+}

@@ -1,0 +1,53 @@
+package webhook
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// shippedBinaries are the programs meshinit's images run.
+var shippedBinaries = []string{
+	"github.com/meshinit/meshinit/webhook/cmd/meshinit-webhook",
+	"github.com/meshinit/meshinit/initimage/cmd/redirector",
+}
+
+// toolingOnly are packages the module requires for its tests and tools
+// only: rendering and installing the chart, building images, starting an
+// API server.
+var toolingOnly = []string{
+	"helm.sh/",
+	"github.com/google/go-containerregistry",
+	"sigs.k8s.io/controller-runtime/pkg/envtest",
+}
+
+// TestShippedBinariesLinkNoTooling: one go.mod serves the product and its
+// tooling; the binaries in the images link none of the tooling.
+func TestShippedBinariesLinkNoTooling(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command:", err)
+	}
+	for _, bin := range shippedBinaries {
+		out, err := exec.Command(goTool, "list", "-deps", "-f", `{{.ImportPath}} {{join .Imports " "}}`, bin).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", bin, err)
+		}
+		importers := map[string]string{} // package -> a package importing it
+		var deps []string
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			fields := strings.Fields(line)
+			deps = append(deps, fields[0])
+			for _, imp := range fields[1:] {
+				importers[imp] = fields[0]
+			}
+		}
+		for _, dep := range deps {
+			for _, bad := range toolingOnly {
+				if strings.HasPrefix(dep, bad) {
+					t.Errorf("%s links %s (imported by %s)", bin, dep, importers[dep])
+				}
+			}
+		}
+	}
+}
