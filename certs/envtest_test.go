@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/meshinit/meshinit/internal/chart"
+	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/internal/poll"
 )
 
@@ -117,7 +117,7 @@ func newInstall(t *testing.T, name string, values map[string]any) *install {
 // webhookConfig is the chart's MutatingWebhookConfiguration.
 func webhookConfig(t *testing.T, name string) *admissionregistrationv1.MutatingWebhookConfiguration {
 	t.Helper()
-	objs, err := chart.Objects(chart.Options{ReleaseName: name, Namespace: name}, false)
+	objs, err := charts.Objects(charts.Options{ReleaseName: name, Namespace: name}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,20 @@
-// Package chart renders meshinit's Helm chart (charts/meshinit) with Helm's
+// Package charts is meshinit's Helm chart as Go sees it: the chart's files
+// (charts/meshinit, embedded in the package) loaded and rendered with Helm's
 // Go packages. Tests and tools use it so every manifest has exactly one copy:
-// the chart's template.
-package chart
+// the chart's template. Start with [Render] and [Objects].
+//
+// The package's tests are every test of what the chart renders: whole
+// renders against golden files (testdata/golden), helm lint, the values
+// schema, the workloads and access rules, and an install with Helm into a
+// real API server.
+package charts
 
 import (
+	"bytes"
+	"embed"
 	"fmt"
 	"io"
-	"path/filepath"
-	"runtime"
+	"io/fs"
 	"sort"
 	"strings"
 
@@ -15,19 +22,66 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/ignore"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
 )
 
-// Dir is the chart's directory in this repository.
-func Dir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "charts", "meshinit")
+// embedded holds the chart's directory, dot files (.helmignore) included.
+//
+//go:embed all:meshinit
+var embedded embed.FS
+
+// Files are the chart's files, rooted at the chart's directory (Chart.yaml,
+// values.yaml, templates/...), as they are in the repository.
+func Files() fs.FS {
+	files, err := fs.Sub(embedded, "meshinit")
+	if err != nil {
+		panic(err) // a constant, valid path
+	}
+	return files
 }
 
-// Load reads the chart from Dir.
+// Load loads the chart from [Files] as Helm loads a chart's directory:
+// without what .helmignore and Helm's defaults leave out, a leading UTF-8
+// byte order mark dropped. Every call returns a chart of its own.
 func Load() (*chart.Chart, error) {
-	return loader.Load(Dir())
+	files := Files()
+	rules := ignore.Empty()
+	if f, err := files.Open(ignore.HelmIgnore); err == nil {
+		rules, err = ignore.Parse(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("reading the chart's %s: %w", ignore.HelmIgnore, err)
+		}
+	}
+	rules.AddDefaults()
+	var loaded []*loader.BufferedFile
+	err := fs.WalkDir(files, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == "." {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case rules.Ignore(path, info) && d.IsDir():
+			return fs.SkipDir
+		case rules.Ignore(path, info) || d.IsDir():
+			return nil
+		}
+		data, err := fs.ReadFile(files, path)
+		if err != nil {
+			return err
+		}
+		loaded = append(loaded, &loader.BufferedFile{Name: path, Data: bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the chart's files: %w", err)
+	}
+	return loader.LoadFiles(loaded)
 }
 
 // Options say how to render.
@@ -55,7 +109,7 @@ func Render(opts Options) (map[string]string, error) {
 	}
 	ch, err := Load()
 	if err != nil {
-		return nil, fmt.Errorf("loading chart %s: %w", Dir(), err)
+		return nil, fmt.Errorf("loading the chart: %w", err)
 	}
 	caps := chartutil.DefaultCapabilities.Copy()
 	if opts.KubeVersion != "" {

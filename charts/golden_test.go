@@ -1,4 +1,4 @@
-package chart
+package charts
 
 import (
 	"os"
@@ -69,7 +69,7 @@ func renderAll(t *testing.T, values map[string]any) string {
 }
 
 // TestGolden compares whole renders with testdata/golden/<scenario>.yaml;
-// go test ./internal/chart -run TestGolden -update rewrites them.
+// go test ./charts -run TestGolden -update rewrites them.
 func TestGolden(t *testing.T) {
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {

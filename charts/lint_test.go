@@ -1,6 +1,8 @@
-package chart
+package charts
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/lint"
@@ -9,11 +11,16 @@ import (
 
 // TestLint runs helm lint's checks (Chart.yaml, values against the schema,
 // templates rendered and parsed as Kubernetes objects) for each scenario;
-// warnings and errors fail, information does not.
+// warnings and errors fail, information does not. Helm lints a directory:
+// a copy of the chart's embedded files.
 func TestLint(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "meshinit")
+	if err := os.CopyFS(dir, Files()); err != nil {
+		t.Fatal(err)
+	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			l := lint.AllWithKubeVersion(Dir(), sc.values(t), "meshinit-system", nil)
+			l := lint.AllWithKubeVersion(dir, sc.values(t), "meshinit-system", nil)
 			for _, m := range l.Messages {
 				if m.Severity >= support.WarningSev {
 					t.Errorf("%s", m)

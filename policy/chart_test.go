@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/meshinit/meshinit/internal/chart"
+	"github.com/meshinit/meshinit/charts"
 )
 
 // releaseNamespace is where the tests install the chart: its RedirectPolicies
@@ -20,7 +20,7 @@ const releaseNamespace = "meshinit-system"
 // Everything else in the chart (the webhook) is left out.
 func chartPolicyObjects(t *testing.T, values map[string]any) []*unstructured.Unstructured {
 	t.Helper()
-	objs, err := chart.Objects(chart.Options{Namespace: releaseNamespace, Values: values, IncludeCRDs: true}, false)
+	objs, err := charts.Objects(charts.Options{Namespace: releaseNamespace, Values: values, IncludeCRDs: true}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/meshinit/meshinit/internal/chart"
+	"github.com/meshinit/meshinit/charts"
 )
 
 // msgNotMeshinit is the default RedirectPolicy's message for a pod whose
@@ -171,7 +171,7 @@ func TestWebhookDown(t *testing.T) {
 	c := apiServer(t)
 	ctx := context.Background()
 	var mwc *unstructured.Unstructured
-	objs, err := chart.Objects(chart.Options{Namespace: releaseNamespace, Values: map[string]any{"webhook": map[string]any{"failurePolicy": "Ignore"}}}, false)
+	objs, err := charts.Objects(charts.Options{Namespace: releaseNamespace, Values: map[string]any{"webhook": map[string]any{"failurePolicy": "Ignore"}}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

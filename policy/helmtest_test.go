@@ -9,14 +9,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/meshinit/meshinit/api/v1alpha1"
-	"github.com/meshinit/meshinit/internal/chart"
+	"github.com/meshinit/meshinit/charts"
 )
 
 // helmTestObjects renders the chart's `helm test` namespace and pod, the
 // pod injected by the webhook with the same values.
 func helmTestObjects(t *testing.T, values map[string]any) (*corev1.Namespace, *corev1.Pod) {
 	t.Helper()
-	objs, err := chart.Objects(chart.Options{Namespace: releaseNamespace, Values: values}, true)
+	objs, err := charts.Objects(charts.Options{Namespace: releaseNamespace, Values: values}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

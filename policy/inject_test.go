@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/meshinit/meshinit/internal/chart"
+	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/webhook"
 )
 
@@ -34,7 +34,7 @@ type injector struct {
 // newInjector renders the chart with values and loads the webhook's config
 // file from its ConfigMap, as the webhook's pods do.
 func newInjector(values map[string]any) (*injector, error) {
-	objs, err := chart.Objects(chart.Options{Namespace: releaseNamespace, Values: values}, false)
+	objs, err := charts.Objects(charts.Options{Namespace: releaseNamespace, Values: values}, false)
 	if err != nil {
 		return nil, err
 	}

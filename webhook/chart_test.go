@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/meshinit/meshinit/internal/chart"
+	"github.com/meshinit/meshinit/charts"
 )
 
 const chartNamespace = "meshinit-system"
@@ -18,7 +18,7 @@ const chartNamespace = "meshinit-system"
 // of kind and name into out.
 func chartObject(t *testing.T, values map[string]any, kind, name string, out any) {
 	t.Helper()
-	objs, err := chart.Objects(chart.Options{Namespace: chartNamespace, Values: values}, false)
+	objs, err := charts.Objects(charts.Options{Namespace: chartNamespace, Values: values}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestChartConfigFile(t *testing.T) {
 }
 
 func appVersion(t *testing.T) string {
-	ch, err := chart.Load()
+	ch, err := charts.Load()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/meshinit/meshinit/certs"
-	"github.com/meshinit/meshinit/internal/chart"
+	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/internal/poll"
 	"github.com/meshinit/meshinit/webhook"
 )
@@ -84,7 +84,7 @@ func startCluster(t *testing.T, apiServerFlags ...string) *cluster {
 		t.Fatal(err)
 	}
 	createNamespace(t, c.admin, releaseNamespace, nil)
-	if c.objects, err = chart.Objects(chart.Options{Namespace: releaseNamespace}, false); err != nil {
+	if c.objects, err = charts.Objects(charts.Options{Namespace: releaseNamespace}, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, o := range c.objects {

@@ -31,8 +31,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/initimage/image"
-	"github.com/meshinit/meshinit/internal/chart"
 	"github.com/meshinit/meshinit/internal/ociimage"
 )
 
@@ -126,7 +126,7 @@ func init() {
 // DefaultVersion is the chart's appVersion, so that the chart's default
 // image references name exactly what Build builds.
 func DefaultVersion() (string, error) {
-	ch, err := chart.Load()
+	ch, err := charts.Load()
 	if err != nil {
 		return "", err
 	}

@@ -9,14 +9,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/meshinit/meshinit/internal/chart"
+	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/webhook"
 )
 
 // TestChartArgs: the webhook container's args in the chart are flags of
 // this command, with the values the chart means.
 func TestChartArgs(t *testing.T) {
-	objs, err := chart.Objects(chart.Options{Namespace: "meshinit-system"}, false)
+	objs, err := charts.Objects(charts.Options{Namespace: "meshinit-system"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/meshinit/meshinit/internal/chart"
+	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/internal/poll"
 	"github.com/meshinit/meshinit/webhook"
 )
@@ -63,7 +63,7 @@ func TestMainAgainstAPIServer(t *testing.T) {
 	}
 	port, probes := freePort(t), freePort(t)
 	var configFile string
-	objs, err := chart.Objects(chart.Options{Namespace: "meshinit-system"}, false)
+	objs, err := charts.Objects(charts.Options{Namespace: "meshinit-system"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
