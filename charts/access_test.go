@@ -1,4 +1,4 @@
-package charts
+package charts_test
 
 import (
 	"flag"
@@ -11,6 +11,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/webhook"
 )
 
@@ -70,7 +71,7 @@ func TestWebhookNetworkPolicy(t *testing.T) {
 		})
 	}
 	t.Run("without webhookFrom", func(t *testing.T) {
-		_, err := Render(Options{Values: map[string]any{"webhook": map[string]any{"networkPolicy": map[string]any{"enabled": true}}}})
+		_, err := charts.Render(charts.Options{Values: map[string]any{"webhook": map[string]any{"networkPolicy": map[string]any{"enabled": true}}}})
 		if err == nil || !strings.Contains(err.Error(), "webhook.networkPolicy.enabled needs webhook.networkPolicy.webhookFrom") {
 			t.Errorf("got %v, want the render refused naming webhook.networkPolicy.webhookFrom", err)
 		}
@@ -145,7 +146,7 @@ func TestWebhookClientAuth(t *testing.T) {
 		})
 	}
 	for _, caBundle := range []map[string]any{{}, {"configMap": "a", "secret": "b"}} {
-		_, err := Render(Options{Values: map[string]any{"webhook": map[string]any{"clientAuth": map[string]any{"enabled": true, "caBundle": caBundle}}}})
+		_, err := charts.Render(charts.Options{Values: map[string]any{"webhook": map[string]any{"clientAuth": map[string]any{"enabled": true, "caBundle": caBundle}}}})
 		if err == nil || !strings.Contains(err.Error(), "exactly one of webhook.clientAuth.caBundle.configMap and webhook.clientAuth.caBundle.secret") {
 			t.Errorf("caBundle %v: got %v, want the render refused naming both values", caBundle, err)
 		}
@@ -167,7 +168,7 @@ func TestAccessSchema(t *testing.T) {
 		{"cainjector name", map[string]any{"certs": map[string]any{"certManagerCAInjector": map[string]any{"name": "Cert_Manager"}}}, "/certs/certManagerCAInjector/name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Render(Options{Values: tc.values})
+			_, err := charts.Render(charts.Options{Values: tc.values})
 			if err == nil || !strings.Contains(err.Error(), "values don't meet the specifications of the schema") || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want a schema error naming %s", err, tc.want)
 			}
@@ -178,7 +179,7 @@ func TestAccessSchema(t *testing.T) {
 // kinds counts the objects of each kind the chart renders with values.
 func kinds(t *testing.T, values map[string]any) map[string]int {
 	t.Helper()
-	objs, err := Objects(Options{Values: values}, false)
+	objs, err := charts.Objects(charts.Options{Values: values}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

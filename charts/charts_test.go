@@ -1,4 +1,4 @@
-package charts
+package charts_test
 
 import (
 	"slices"
@@ -7,6 +7,8 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
+
+	"github.com/meshinit/meshinit/charts"
 )
 
 // TestLoadIsHelmsLoad: the chart loaded from the embedded files is the one
@@ -14,7 +16,7 @@ import (
 // .helmignore applies alike, and no Go file or test data of this package is
 // part of it.
 func TestLoadIsHelmsLoad(t *testing.T) {
-	embedded, err := Load()
+	embedded, err := charts.Load()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package charts
+package charts_test
 
 import (
 	"os"
@@ -9,7 +9,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/meshinit/meshinit/internal/golden"
+	"github.com/meshinit/meshinit/charts"
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
 // scenarios are the values the golden renders and the lint use.
@@ -46,7 +47,7 @@ func valuesFile(t *testing.T, file string) map[string]any {
 // document: each file under a "# Source:" line, in path order.
 func renderAll(t *testing.T, values map[string]any) string {
 	t.Helper()
-	files, err := Render(Options{Values: values, IncludeCRDs: false})
+	files, err := charts.Render(charts.Options{Values: values, IncludeCRDs: false})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestGolden(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			got := renderAll(t, sc.values(t))
 			file := filepath.Join("testdata", "golden", sc.name+".yaml")
-			golden.Assert(t, file, []byte(got))
+			testkit.Golden(t, file, []byte(got))
 		})
 	}
 }

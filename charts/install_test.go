@@ -1,4 +1,4 @@
-package charts
+package charts_test
 
 import (
 	"bytes"
@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/internal/poll"
 )
 
@@ -85,7 +86,7 @@ func TestInstall(t *testing.T) {
 	if err := helm.Init(flags, installNamespace, "secret", func(string, ...any) {}); err != nil {
 		t.Fatal(err)
 	}
-	ch, err := Load()
+	ch, err := charts.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +244,7 @@ func assertAdmissionObjects(t *testing.T, c client.Client, want bool) {
 
 func decodeManifest(t *testing.T, manifest string) []*unstructured.Unstructured {
 	t.Helper()
-	objs, err := Decode(manifest)
+	objs, err := charts.Decode(manifest)
 	if err != nil {
 		t.Fatal(err)
 	}

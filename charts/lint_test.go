@@ -1,4 +1,4 @@
-package charts
+package charts_test
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 
 	"helm.sh/helm/v3/pkg/lint"
 	"helm.sh/helm/v3/pkg/lint/support"
+
+	"github.com/meshinit/meshinit/charts"
 )
 
 // TestLint runs helm lint's checks (Chart.yaml, values against the schema,
@@ -15,7 +17,7 @@ import (
 // a copy of the chart's embedded files.
 func TestLint(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "meshinit")
-	if err := os.CopyFS(dir, Files()); err != nil {
+	if err := os.CopyFS(dir, charts.Files()); err != nil {
 		t.Fatal(err)
 	}
 	for _, sc := range scenarios {

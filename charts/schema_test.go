@@ -1,8 +1,10 @@
-package charts
+package charts_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/meshinit/meshinit/charts"
 )
 
 // TestSchemaRejects checks that values.schema.json refuses bad values with a
@@ -62,7 +64,7 @@ func TestSchemaRejects(t *testing.T) {
 		{"allowed CIDR without a prefix", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{"allowedOutboundCIDRExclusions": []any{"10.0.0.1"}}}}, []string{"/policy/defaultRedirectPolicy/allowedOutboundCIDRExclusions/0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Render(Options{Values: tc.values})
+			_, err := charts.Render(charts.Options{Values: tc.values})
 			if err == nil {
 				t.Fatalf("values %v rendered; want them refused", tc.values)
 			}
@@ -103,7 +105,7 @@ func TestSchemaAccepts(t *testing.T) {
 		{"registry with port", map[string]any{"webhook": map[string]any{"image": map[string]any{"repository": "localhost:5000/meshinit/webhook", "tag": "dev"}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := Render(Options{Values: tc.values}); err != nil {
+			if _, err := charts.Render(charts.Options{Values: tc.values}); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -113,7 +115,7 @@ func TestSchemaAccepts(t *testing.T) {
 // TestCertsSourcesExclusive: certManager.enabled and certs.existingSecret
 // together are refused, naming both values.
 func TestCertsSourcesExclusive(t *testing.T) {
-	_, err := Render(Options{Values: map[string]any{
+	_, err := charts.Render(charts.Options{Values: map[string]any{
 		"certManager": map[string]any{"enabled": true},
 		"certs":       map[string]any{"existingSecret": true},
 	}})
@@ -138,12 +140,12 @@ func redirectSetting(key string, value any) map[string]any {
 // chart refuses it, naming the value.
 func TestIgnoredPortsInOrder(t *testing.T) {
 	for _, v := range []string{"15090,15020", "15020,15020", "15020-15020", "15021-15020", "15020-15030,15020"} {
-		_, err := Render(Options{Values: redirectSetting("ignored-inbound-ports", v)})
+		_, err := charts.Render(charts.Options{Values: redirectSetting("ignored-inbound-ports", v)})
 		if err == nil || !strings.Contains(err.Error(), "webhook.inject.redirect.ignored-inbound-ports") || !strings.Contains(err.Error(), v) {
 			t.Errorf("ignored-inbound-ports %q: %v", v, err)
 		}
 	}
-	if _, err := Render(Options{Values: redirectSetting("ignored-inbound-ports", "15020,15020-15030,15021")}); err != nil {
+	if _, err := charts.Render(charts.Options{Values: redirectSetting("ignored-inbound-ports", "15020,15020-15030,15021")}); err != nil {
 		t.Errorf("ports and ranges in the redirector's order: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package charts
+package charts_test
 
 import (
 	"strings"
@@ -9,13 +9,15 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+
+	"github.com/meshinit/meshinit/charts"
 )
 
 // decodeKind renders the chart with values and decodes the one object of
 // kind into out.
 func decodeKind(t *testing.T, values map[string]any, withTests bool, kind string, out any) {
 	t.Helper()
-	objs, err := Objects(Options{Values: values}, withTests)
+	objs, err := charts.Objects(charts.Options{Values: values}, withTests)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,7 @@ func TestPodDisruptionBudget(t *testing.T) {
 		replicas int
 		want     bool
 	}{{0, false}, {1, false}, {2, true}, {3, true}} {
-		objs, err := Objects(Options{Values: map[string]any{"webhook": map[string]any{"replicas": tc.replicas}}}, false)
+		objs, err := charts.Objects(charts.Options{Values: map[string]any{"webhook": map[string]any{"replicas": tc.replicas}}}, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +132,7 @@ func TestTrafficDistribution(t *testing.T) {
 		{"", "v1.37.2", ""},
 	} {
 		t.Run(tc.value+"@"+tc.kubeVersion, func(t *testing.T) {
-			objs, err := Objects(Options{KubeVersion: tc.kubeVersion, Values: map[string]any{"webhook": map[string]any{"trafficDistribution": tc.value}}}, false)
+			objs, err := charts.Objects(charts.Options{KubeVersion: tc.kubeVersion, Values: map[string]any{"webhook": map[string]any{"trafficDistribution": tc.value}}}, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +162,7 @@ func TestNotesZeroReplicas(t *testing.T) {
 		failurePolicy string
 		warn          bool
 	}{{0, "Fail", true}, {0, "Ignore", false}, {1, "Fail", false}, {2, "Fail", false}} {
-		files, err := Render(Options{Values: map[string]any{"webhook": map[string]any{"replicas": tc.replicas, "failurePolicy": tc.failurePolicy}}})
+		files, err := charts.Render(charts.Options{Values: map[string]any{"webhook": map[string]any{"replicas": tc.replicas, "failurePolicy": tc.failurePolicy}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +248,7 @@ func TestHelmTestPod(t *testing.T) {
 			checkRestricted(t, "app", pod.Spec.SecurityContext, app)
 		})
 	}
-	objs, err := Objects(Options{Values: map[string]any{"tests": map[string]any{"enabled": false}}}, true)
+	objs, err := charts.Objects(charts.Options{Values: map[string]any{"tests": map[string]any{"enabled": false}}}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

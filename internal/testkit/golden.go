@@ -1,8 +1,4 @@
-// Package golden compares test output with a file checked into the
-// repository, and rewrites the file instead when the test runs with -update:
-//
-//	go test ./redirect -update   # then review the diff with git
-package golden
+package testkit
 
 import (
 	"flag"
@@ -15,9 +11,12 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files from the current output")
 
-// Assert fails t unless got equals the contents of path; with -update it
-// writes got to path instead.
-func Assert(t testing.TB, path string, got []byte) {
+// Golden fails t unless got equals the contents of path, a file checked
+// into the repository; when the test runs with -update it writes got to
+// path instead:
+//
+//	go test ./redirect -update   # then review the diff with git
+func Golden(t testing.TB, path string, got []byte) {
 	t.Helper()
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
