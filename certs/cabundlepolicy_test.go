@@ -146,7 +146,7 @@ func TestCABundlePolicy(t *testing.T) {
 // impersonate is a client acting as user, a ServiceAccount.
 func impersonate(t *testing.T, user string) client.Client {
 	t.Helper()
-	cfg := rest.CopyConfig(apiServer(t))
+	cfg := rest.CopyConfig(apiServer.Get(t).Config)
 	ns := strings.Split(user, ":")[2]
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
@@ -161,7 +161,7 @@ func impersonate(t *testing.T, user string) client.Client {
 func grant(t *testing.T, in *install, name, user string, verbs ...string) {
 	t.Helper()
 	ctx := context.Background()
-	admin := kubernetes.NewForConfigOrDie(apiServer(t))
+	admin := kubernetes.NewForConfigOrDie(apiServer.Get(t).Config)
 	name = in.name + "-test-" + name
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{{
 		APIGroups: []string{admissionregistrationv1.GroupName}, Resources: []string{"mutatingwebhookconfigurations"},

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/meshinit/meshinit/charts"
+	"github.com/meshinit/meshinit/internal/testkit"
 	"github.com/meshinit/meshinit/webhook"
 )
 
@@ -37,8 +38,8 @@ func TestWebhookNetworkPolicy(t *testing.T) {
 			values := map[string]any{"webhook": map[string]any{"networkPolicy": map[string]any{"enabled": true, "webhookFrom": apiServers, "metricsFrom": tc.metricsFrom}}}
 			var np networkingv1.NetworkPolicy
 			var d appsv1.Deployment
-			decodeKind(t, values, false, "NetworkPolicy", &np)
-			decodeKind(t, values, false, "Deployment", &d)
+			testkit.ChartObject(t, charts.Options{Values: values}, "NetworkPolicy", "", &np)
+			testkit.ChartObject(t, charts.Options{Values: values}, "Deployment", "", &d)
 			pod := d.Spec.Template
 			for k, v := range np.Spec.PodSelector.MatchLabels {
 				if pod.Labels[k] != v {
@@ -101,7 +102,7 @@ func TestWebhookClientAuth(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var d appsv1.Deployment
-			decodeKind(t, map[string]any{"webhook": map[string]any{"clientAuth": tc.clientAuth}}, false, "Deployment", &d)
+			testkit.ChartObject(t, charts.Options{Values: map[string]any{"webhook": map[string]any{"clientAuth": tc.clientAuth}}}, "Deployment", "", &d)
 			c := d.Spec.Template.Spec.Containers[0]
 			var o webhook.ServerOptions
 			fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
@@ -179,12 +180,8 @@ func TestAccessSchema(t *testing.T) {
 // kinds counts the objects of each kind the chart renders with values.
 func kinds(t *testing.T, values map[string]any) map[string]int {
 	t.Helper()
-	objs, err := charts.Objects(charts.Options{Values: values}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := map[string]int{}
-	for _, o := range objs {
+	for _, o := range testkit.ChartObjects(t, charts.Options{Values: values}, false) {
 		n[o.GetKind()]++
 	}
 	return n

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,10 +18,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/meshinit/meshinit/charts"
-	"github.com/meshinit/meshinit/internal/poll"
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
 const (
@@ -40,14 +37,7 @@ const (
 // nothing the chart renders for its version (such as the deprecated
 // trafficDistribution PreferClose).
 func TestInstall(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("KUBEBUILDER_ASSETS is unset: no kube-apiserver and etcd to install into (make tools-envtest builds them; make test sets it)")
-	}
-	env := &envtest.Environment{}
-	if _, err := env.Start(); err != nil {
-		t.Fatalf("starting kube-apiserver and etcd from %s: %v", os.Getenv("KUBEBUILDER_ASSETS"), err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	server := testkit.StartAPIServer(t, testkit.Options{})
 	// Helm's clients report the API server's warnings to the default
 	// handler; the controller-runtime client below to its config's.
 	var warnings bytes.Buffer // written under the handler's lock, read between requests
@@ -58,19 +48,7 @@ func TestInstall(t *testing.T) {
 	}
 	rest.SetDefaultWarningHandler(warned)
 	t.Cleanup(func() { rest.SetDefaultWarningHandlerWithContext(rest.WarningLogger{}) })
-	admin, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig, err := admin.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfigFile := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfigFile, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg := admin.Config()
+	cfg := rest.CopyConfig(server.Config)
 	cfg.WarningHandler = warned
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
@@ -79,7 +57,7 @@ func TestInstall(t *testing.T) {
 	ctx := context.Background()
 
 	flags := genericclioptions.NewConfigFlags(false)
-	flags.KubeConfig = &kubeconfigFile
+	flags.KubeConfig = &server.Kubeconfig
 	ns := installNamespace
 	flags.Namespace = &ns
 	helm := new(action.Configuration)
@@ -109,12 +87,10 @@ func TestInstall(t *testing.T) {
 				}
 			}
 		}
-		if err := eventually(func() error {
+		testkit.Eventually(t, 30*time.Second, "the RedirectPolicy API served", func() error {
 			_, err := c.RESTMapper().RESTMapping(schema.GroupKind{Group: "meshinit.io", Kind: "RedirectPolicy"}, "v1alpha1")
 			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		})
 		in := newInstall()
 		in.DryRun, in.DryRunOption = true, "server"
 		rel, err := in.Run(ch, nil)
@@ -190,15 +166,12 @@ func TestInstall(t *testing.T) {
 		}
 		// No webhook runs here and failurePolicy is Fail: an opted-in
 		// namespace admits no pod until it does.
-		err = eventually(func() error {
+		testkit.Eventually(t, 30*time.Second, "pods refused in the opted-in namespace", func() error {
 			if err := c.Create(ctx, newPod(), client.DryRunAll); err == nil {
 				return errors.New("a pod was admitted in an opted-in namespace with the webhook unreachable")
 			}
 			return nil
 		})
-		if err != nil {
-			t.Error(err)
-		}
 	})
 
 	t.Run("uninstall", func(t *testing.T) {
@@ -207,10 +180,7 @@ func TestInstall(t *testing.T) {
 		}
 		assertAdmissionObjects(t, c, false)
 		// The API server notices removed admission configurations shortly.
-		err := eventually(func() error { return c.Create(ctx, newPod()) })
-		if err != nil {
-			t.Errorf("creating a pod in the opted-in namespace after uninstall: %v", err)
-		}
+		testkit.Eventually(t, 30*time.Second, "creating a pod in the opted-in namespace after uninstall", func() error { return c.Create(ctx, newPod()) })
 	})
 }
 
@@ -249,10 +219,4 @@ func decodeManifest(t *testing.T, manifest string) []*unstructured.Unstructured 
 		t.Fatal(err)
 	}
 	return objs
-}
-
-// eventually retries f every 200ms for up to 30s until it returns nil; it
-// returns f's last error.
-func eventually(f func() error) error {
-	return poll.Until(context.Background(), 200*time.Millisecond, 30*time.Second, func(context.Context) error { return f() })
 }

@@ -7,33 +7,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	"github.com/meshinit/meshinit/charts"
+	"github.com/meshinit/meshinit/internal/testkit"
 )
-
-// decodeKind renders the chart with values and decodes the one object of
-// kind into out.
-func decodeKind(t *testing.T, values map[string]any, withTests bool, kind string, out any) {
-	t.Helper()
-	objs, err := charts.Objects(charts.Options{Values: values}, withTests)
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := 0
-	for _, o := range objs {
-		if o.GetKind() == kind {
-			found++
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object, out, true); err != nil {
-				t.Fatalf("%s %s: %v", kind, o.GetName(), err)
-			}
-		}
-	}
-	if found != 1 {
-		t.Fatalf("%d objects of kind %s, want 1", found, kind)
-	}
-}
 
 // TestWebhookAvailability checks what keeps the webhook answering: two
 // replicas, a rolling update that never lowers that, a PodDisruptionBudget,
@@ -41,7 +19,7 @@ func decodeKind(t *testing.T, values map[string]any, withTests bool, kind string
 // replica close to the API server: TestTrafficDistribution.)
 func TestWebhookAvailability(t *testing.T) {
 	var d appsv1.Deployment
-	decodeKind(t, nil, false, "Deployment", &d)
+	testkit.ChartObject(t, charts.Options{}, "Deployment", "", &d)
 	if d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
 		t.Errorf("replicas %v, want 2", d.Spec.Replicas)
 	}
@@ -72,7 +50,7 @@ func TestWebhookAvailability(t *testing.T) {
 	checkRestricted(t, "webhook", spec.SecurityContext, c)
 
 	var pdb policyv1.PodDisruptionBudget
-	decodeKind(t, nil, false, "PodDisruptionBudget", &pdb)
+	testkit.ChartObject(t, charts.Options{}, "PodDisruptionBudget", "", &pdb)
 	if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 || pdb.Spec.Selector.MatchLabels["app.kubernetes.io/component"] != "webhook" {
 		t.Errorf("PodDisruptionBudget %+v, want maxUnavailable 1 of the webhook's pods", pdb.Spec)
 	}
@@ -86,25 +64,13 @@ func TestPodDisruptionBudget(t *testing.T) {
 		replicas int
 		want     bool
 	}{{0, false}, {1, false}, {2, true}, {3, true}} {
-		objs, err := charts.Objects(charts.Options{Values: map[string]any{"webhook": map[string]any{"replicas": tc.replicas}}}, false)
-		if err != nil {
-			t.Fatal(err)
+		objs := testkit.ChartObjects(t, charts.Options{Values: map[string]any{"webhook": map[string]any{"replicas": tc.replicas}}}, false)
+		var d appsv1.Deployment
+		testkit.DecodeOne(t, objs, "Deployment", "", &d)
+		if d.Spec.Replicas == nil || *d.Spec.Replicas != int32(tc.replicas) {
+			t.Errorf("replicas %d: Deployment has %v", tc.replicas, d.Spec.Replicas)
 		}
-		var pdbs int
-		for _, o := range objs {
-			switch o.GetKind() {
-			case "PodDisruptionBudget":
-				pdbs++
-			case "Deployment":
-				var d appsv1.Deployment
-				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &d); err != nil {
-					t.Fatal(err)
-				}
-				if d.Spec.Replicas == nil || *d.Spec.Replicas != int32(tc.replicas) {
-					t.Errorf("replicas %d: Deployment has %v", tc.replicas, d.Spec.Replicas)
-				}
-			}
-		}
+		pdbs := len(testkit.Find(objs, "PodDisruptionBudget", ""))
 		if got := pdbs == 1; got != tc.want || pdbs > 1 {
 			t.Errorf("replicas %d: %d PodDisruptionBudgets, want one: %v", tc.replicas, pdbs, tc.want)
 		}
@@ -132,24 +98,11 @@ func TestTrafficDistribution(t *testing.T) {
 		{"", "v1.37.2", ""},
 	} {
 		t.Run(tc.value+"@"+tc.kubeVersion, func(t *testing.T) {
-			objs, err := charts.Objects(charts.Options{KubeVersion: tc.kubeVersion, Values: map[string]any{"webhook": map[string]any{"trafficDistribution": tc.value}}}, false)
-			if err != nil {
-				t.Fatal(err)
+			var svc corev1.Service
+			testkit.ChartObject(t, charts.Options{KubeVersion: tc.kubeVersion, Values: map[string]any{"webhook": map[string]any{"trafficDistribution": tc.value}}}, "Service", "", &svc)
+			if got := ptr.Deref(svc.Spec.TrafficDistribution, ""); got != tc.want || (tc.want == "" && svc.Spec.TrafficDistribution != nil) {
+				t.Errorf("trafficDistribution %q (set: %v), want %q", got, svc.Spec.TrafficDistribution != nil, tc.want)
 			}
-			for _, o := range objs {
-				if o.GetKind() != "Service" {
-					continue
-				}
-				var svc corev1.Service
-				if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object, &svc, true); err != nil {
-					t.Fatal(err)
-				}
-				if got := ptr.Deref(svc.Spec.TrafficDistribution, ""); got != tc.want || (tc.want == "" && svc.Spec.TrafficDistribution != nil) {
-					t.Errorf("trafficDistribution %q (set: %v), want %q", got, svc.Spec.TrafficDistribution != nil, tc.want)
-				}
-				return
-			}
-			t.Fatal("no Service")
 		})
 	}
 }
@@ -215,13 +168,14 @@ func TestHelmTestPod(t *testing.T) {
 		}, 16001, 2000, 2000, ":16001", "198.51.100.1:443"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			objs := testkit.ChartObjects(t, charts.Options{Values: tc.values}, true)
 			var ns corev1.Namespace
-			decodeKind(t, tc.values, true, "Namespace", &ns)
+			testkit.DecodeOne(t, objs, "Namespace", "", &ns)
 			if ns.Labels["meshinit.io/injection"] != "enabled" || ns.Annotations["helm.sh/hook"] != "test" {
 				t.Errorf("test namespace labels %v annotations %v", ns.Labels, ns.Annotations)
 			}
 			var pod corev1.Pod
-			decodeKind(t, tc.values, true, "Pod", &pod)
+			testkit.DecodeOne(t, objs, "Pod", "", &pod)
 			if pod.Namespace != ns.Name || pod.Annotations["helm.sh/hook"] != "test" || pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
 				t.Errorf("pod %s/%s annotations %v restartPolicy %s", pod.Namespace, pod.Name, pod.Annotations, pod.Spec.RestartPolicy)
 			}
@@ -248,13 +202,8 @@ func TestHelmTestPod(t *testing.T) {
 			checkRestricted(t, "app", pod.Spec.SecurityContext, app)
 		})
 	}
-	objs, err := charts.Objects(charts.Options{Values: map[string]any{"tests": map[string]any{"enabled": false}}}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range objs {
-		if o.GetKind() == "Pod" || o.GetKind() == "Namespace" {
-			t.Errorf("tests.enabled false still renders %s %s", o.GetKind(), o.GetName())
-		}
+	objs := testkit.ChartObjects(t, charts.Options{Values: map[string]any{"tests": map[string]any{"enabled": false}}}, true)
+	for _, o := range append(testkit.Find(objs, "Pod", ""), testkit.Find(objs, "Namespace", "")...) {
+		t.Errorf("tests.enabled false still renders %s %s", o.GetKind(), o.GetName())
 	}
 }
