@@ -7,36 +7,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/meshinit/meshinit/charts"
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
 const chartNamespace = "meshinit-system"
 
-// chartObject renders the chart with webhook values and decodes the object
-// of kind and name into out.
-func chartObject(t *testing.T, values map[string]any, kind, name string, out any) {
-	t.Helper()
-	objs, err := charts.Objects(charts.Options{Namespace: chartNamespace, Values: values}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range objs {
-		if o.GetKind() == kind && o.GetName() == name {
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, out); err != nil {
-				t.Fatalf("decoding %s/%s: %v", kind, name, err)
-			}
-			return
-		}
-	}
-	t.Fatalf("the chart renders no %s/%s", kind, name)
-}
-
 // chartWebhookConfig is the chart's MutatingWebhookConfiguration.
 func chartWebhookConfig(t *testing.T, values map[string]any) *admissionregistrationv1.MutatingWebhookConfiguration {
 	var mwc admissionregistrationv1.MutatingWebhookConfiguration
-	chartObject(t, values, "MutatingWebhookConfiguration", "meshinit", &mwc)
+	testkit.ChartObject(t, charts.Options{Namespace: chartNamespace, Values: values}, "MutatingWebhookConfiguration", "meshinit", &mwc)
 	return &mwc
 }
 
@@ -146,7 +127,7 @@ func TestChartConfigFile(t *testing.T) {
 				values = map[string]any{"webhook": tc.values}
 			}
 			var cm corev1.ConfigMap
-			chartObject(t, values, "ConfigMap", "meshinit-webhook", &cm)
+			testkit.ChartObject(t, charts.Options{Namespace: chartNamespace, Values: values}, "ConfigMap", "meshinit-webhook", &cm)
 			c, err := ParseConfig([]byte(cm.Data["config.yaml"]), chartNamespace)
 			if err != nil {
 				t.Fatalf("the chart's config.yaml:\n%s\ndoes not parse: %v", cm.Data["config.yaml"], err)

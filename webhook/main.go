@@ -1,7 +1,4 @@
-// Package command is the webhook server's command line: flags into
-// webhook.ServerOptions (and certs.Options), a structured logger, then
-// webhook.Serve. It holds no webhook logic.
-package command
+package webhook
 
 import (
 	"context"
@@ -15,17 +12,17 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
-
-	"github.com/meshinit/meshinit/webhook"
 )
 
 // Version is set at build time with -ldflags -X.
 var Version = "dev"
 
-// Main runs the webhook server with args (without the program name) until
-// ctx ends, and returns the exit code.
+// Main is the webhook server's command line, what
+// webhook/cmd/meshinit-webhook runs: it parses args (without the program
+// name) into ServerOptions (and certs.Options), sets up a structured
+// logger, runs Serve until ctx ends, and returns the exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var o webhook.ServerOptions
+	var o ServerOptions
 	f, err := parseFlags(args, &o, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -55,7 +52,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	log.Info("starting", "version", Version)
-	if err := webhook.Serve(ctx, cfg, o); err != nil {
+	if err := Serve(ctx, cfg, o); err != nil {
 		log.Error(err, "webhook server failed")
 		return 1
 	}
@@ -71,7 +68,7 @@ type flags struct {
 }
 
 // parseFlags parses args into o and the command's own flags.
-func parseFlags(args []string, o *webhook.ServerOptions, stderr io.Writer) (flags, error) {
+func parseFlags(args []string, o *ServerOptions, stderr io.Writer) (flags, error) {
 	f := flags{fs: flag.NewFlagSet("meshinit-webhook", flag.ContinueOnError)}
 	f.fs.SetOutput(stderr)
 	o.BindFlags(f.fs)

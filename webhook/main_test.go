@@ -1,4 +1,4 @@
-package command
+package webhook
 
 import (
 	"bytes"
@@ -7,32 +7,21 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/meshinit/meshinit/charts"
-	"github.com/meshinit/meshinit/webhook"
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
 // TestChartArgs: the webhook container's args in the chart are flags of
 // this command, with the values the chart means.
 func TestChartArgs(t *testing.T) {
-	objs, err := charts.Objects(charts.Options{Namespace: "meshinit-system"}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var dep appsv1.Deployment
-	for _, o := range objs {
-		if o.GetKind() == "Deployment" && o.GetName() == "meshinit-webhook" {
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &dep); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	testkit.ChartObject(t, charts.Options{Namespace: chartNamespace}, "Deployment", "meshinit-webhook", &dep)
 	if len(dep.Spec.Template.Spec.Containers) != 1 {
-		t.Fatal("the chart renders no meshinit-webhook Deployment with one container")
+		t.Fatal("the chart's meshinit-webhook Deployment does not have one container")
 	}
 	c := dep.Spec.Template.Spec.Containers[0]
-	var o webhook.ServerOptions
+	var o ServerOptions
 	f, err := parseFlags(c.Args, &o, &bytes.Buffer{})
 	if err != nil || f.fs.NArg() > 0 {
 		t.Fatalf("the chart's args %q: %v %q", c.Args, err, f.fs.Args())
@@ -44,8 +33,8 @@ func TestChartArgs(t *testing.T) {
 	if f.logFormat != "json" || f.logLevel != "info" {
 		t.Errorf("log flags: %+v", f)
 	}
-	if dep.Spec.Template.Labels[webhook.PodLabel] != "false" {
-		t.Errorf("webhook pods lack %s=false", webhook.PodLabel)
+	if dep.Spec.Template.Labels[PodLabel] != "false" {
+		t.Errorf("webhook pods lack %s=false", PodLabel)
 	}
 }
 

@@ -55,7 +55,7 @@ type binary struct {
 
 var (
 	redirectorBin = binary{pkg: module + "/initimage/cmd/redirector", versionVar: module + "/initimage/command.Version"}
-	webhookBin    = binary{pkg: module + "/webhook/cmd/meshinit-webhook", versionVar: module + "/webhook/command.Version"}
+	webhookBin    = binary{pkg: module + "/webhook/cmd/meshinit-webhook", versionVar: module + "/webhook.Version"}
 	testserverBin = binary{pkg: module + "/internal/testproxy/cmd/testserver"}
 )
 
