@@ -12,6 +12,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
 // withValidationActions installs the chart with the bindings'
@@ -40,14 +42,14 @@ func TestWarnMode(t *testing.T) {
 	c.withValidationActions(t, "Warn")
 	warning := "Warning: Validation failed for ValidatingAdmissionPolicy 'meshinit-redirectpolicy' with binding 'meshinit-redirectpolicy-cluster': " + msgExcluded8443
 	bad := manifest(t, pod("warned", injected, annotations(excludeInbound, "8443")))
-	eventually(t, 30*time.Second, func() error {
-		_, stderr, err := c.run(bad, "apply", "--dry-run=server", "-n", "team-a", "-f", "-")
+	testkit.Eventually(t, 30*time.Second, "kubectl warns", func() error {
+		_, stderr, err := c.Kubectl(bad, "apply", "--dry-run=server", "-n", "team-a", "-f", "-")
 		if err != nil || !strings.Contains(stderr, warning) {
 			return fmt.Errorf("kubectl: %v: %s", err, stderr)
 		}
 		return nil
 	})
-	stdout, stderr, err := c.run(bad, "create", "-n", "team-a", "-f", "-")
+	stdout, stderr, err := c.Kubectl(bad, "create", "-n", "team-a", "-f", "-")
 	if err != nil || strings.TrimSpace(stdout) != "pod/warned created" || strings.TrimSpace(stderr) != warning {
 		t.Fatalf("kubectl create: %v\nstdout: %s\nstderr: %s\nwant warning: %s", err, stdout, stderr, warning)
 	}
@@ -68,7 +70,7 @@ func TestAuditMode(t *testing.T) {
 	c.deletePod(t, "team-a", "audited")
 	want := fmt.Sprintf(`[{"message":%q,"policy":%q,"binding":%q,"expressionIndex":6,"validationActions":["Audit"]}]`,
 		msgExcluded8443, policyName, clusterBinding)
-	eventually(t, 10*time.Second, func() error {
+	testkit.Eventually(t, 10*time.Second, "the audit annotation", func() error {
 		got, err := c.auditAnnotation("team-a", "audited", "validation.policy.admission.k8s.io/validation_failure")
 		if err != nil {
 			return err
@@ -82,7 +84,7 @@ func TestAuditMode(t *testing.T) {
 
 // auditAnnotation returns an annotation of the audit event of a pod's create.
 func (c *cluster) auditAnnotation(ns, name, key string) (string, error) {
-	f, err := os.Open(c.auditLog)
+	f, err := os.Open(c.AuditLog)
 	if err != nil {
 		return "", err
 	}

@@ -5,9 +5,9 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/meshinit/meshinit/charts"
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
 // releaseNamespace is where the tests install the chart: its RedirectPolicies
@@ -18,19 +18,12 @@ const releaseNamespace = "meshinit-system"
 // objects, in install order: the RedirectPolicy CRD, the
 // ValidatingAdmissionPolicy, its bindings and the default RedirectPolicy.
 // Everything else in the chart (the webhook) is left out.
-func chartPolicyObjects(t *testing.T, values map[string]any) []*unstructured.Unstructured {
+func chartPolicyObjects(t testing.TB, values map[string]any) []*unstructured.Unstructured {
 	t.Helper()
-	objs, err := charts.Objects(charts.Options{Namespace: releaseNamespace, Values: values, IncludeCRDs: true}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []*unstructured.Unstructured
-	for _, kind := range []string{"CustomResourceDefinition", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "RedirectPolicy"} {
-		for _, o := range objs {
-			if o.GetKind() == kind && (kind != "CustomResourceDefinition" || o.GetName() == "redirectpolicies.meshinit.io") {
-				out = append(out, o)
-			}
-		}
+	objs := testkit.ChartObjects(t, charts.Options{Namespace: releaseNamespace, Values: values, IncludeCRDs: true}, false)
+	out := testkit.Find(objs, "CustomResourceDefinition", "redirectpolicies.meshinit.io")
+	for _, kind := range []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "RedirectPolicy"} {
+		out = append(out, testkit.Find(objs, kind, "")...)
 	}
 	return out
 }
@@ -38,15 +31,7 @@ func chartPolicyObjects(t *testing.T, values map[string]any) []*unstructured.Uns
 // chartPolicy is the chart's ValidatingAdmissionPolicy, rendered with values.
 func chartPolicy(t *testing.T, values map[string]any) *admissionregistrationv1.ValidatingAdmissionPolicy {
 	t.Helper()
-	for _, o := range chartPolicyObjects(t, values) {
-		if o.GetKind() == "ValidatingAdmissionPolicy" {
-			var vap admissionregistrationv1.ValidatingAdmissionPolicy
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &vap); err != nil {
-				t.Fatal(err)
-			}
-			return &vap
-		}
-	}
-	t.Fatal("the chart renders no ValidatingAdmissionPolicy")
-	return nil
+	var vap admissionregistrationv1.ValidatingAdmissionPolicy
+	testkit.DecodeOne(t, chartPolicyObjects(t, values), "ValidatingAdmissionPolicy", policyName, &vap)
+	return &vap
 }

@@ -1,15 +1,11 @@
 package policy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,45 +17,28 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/meshinit/meshinit/api/v1alpha1"
-	"github.com/meshinit/meshinit/internal/poll"
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
-// A cluster is a kube-apiserver and etcd (controller-runtime envtest, from
-// the binaries in KUBEBUILDER_ASSETS) with the chart's policy objects
-// installed, shared by every test of the package that needs one.
+// A cluster is a kube-apiserver and etcd with the chart's policy objects
+// installed, shared by every test of the package that needs one; its
+// audit log has the metadata of every pod request.
 type cluster struct {
-	env    *envtest.Environment
-	config *rest.Config
-	// auditLog is the API server's audit log: metadata of every pod request.
-	auditLog string
-	client   client.Client
-	// kubectl runs as cluster admin: its binary and flags (--kubeconfig).
-	kubectl []string
+	*testkit.APIServer
+	client client.Client
 }
 
 var (
-	sharedOnce    sync.Once
-	shared        *cluster
-	sharedErr     error
-	assetsMissing = os.Getenv("KUBEBUILDER_ASSETS") == ""
+	shared = testkit.Shared{Options: testkit.Options{AuditPolicy: podAuditPolicy}, Setup: setUp}
+	// installed is the shared cluster, once setUp is done.
+	installed *cluster
 )
 
-const skipReason = "KUBEBUILDER_ASSETS is unset, skipping the tests against a real API server: set it to a directory with kube-apiserver, etcd and kubectl (make tools-envtest builds them; make test sets it)"
-
 func TestMain(m *testing.M) {
-	if assetsMissing {
-		fmt.Fprintln(os.Stderr, "policy: "+skipReason)
-	}
 	code := m.Run()
-	if shared != nil {
-		if err := shared.env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping the API server:", err)
-		}
-		_ = os.RemoveAll(filepath.Dir(shared.auditLog))
-	}
+	shared.Stop()
 	os.Exit(code)
 }
 
@@ -106,52 +85,24 @@ rules:
 // the test when KUBEBUILDER_ASSETS is unset.
 func apiServer(t *testing.T) *cluster {
 	t.Helper()
-	if assetsMissing {
-		t.Skip(skipReason)
-	}
-	sharedOnce.Do(func() { shared, sharedErr = startCluster(t) })
-	if sharedErr != nil {
-		t.Fatal(sharedErr)
-	}
-	return shared
+	shared.Get(t)
+	return installed
 }
 
-func startCluster(t *testing.T) (*cluster, error) {
-	dir, err := os.MkdirTemp("", "meshinit-policy-audit-")
-	if err != nil {
-		return nil, err
-	}
-	auditPolicy := filepath.Join(dir, "policy.yaml")
-	if err := os.WriteFile(auditPolicy, []byte(podAuditPolicy), 0o600); err != nil {
-		return nil, err
-	}
-	env := &envtest.Environment{}
-	env.ControlPlane.GetAPIServer().Configure().
-		Append("audit-policy-file", auditPolicy).
-		Append("audit-log-path", filepath.Join(dir, "audit.log"))
-	cfg, err := env.Start()
-	if err != nil {
-		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", os.Getenv("KUBEBUILDER_ASSETS"), err)
-	}
-	c := &cluster{env: env, config: cfg, auditLog: filepath.Join(dir, "audit.log")}
+// setUp creates the tests' namespaces and installs the chart's policy
+// objects and the namespace policies.
+func setUp(t testing.TB, server *testkit.APIServer) {
 	s := runtime.NewScheme()
 	if err := errors.Join(scheme.AddToScheme(s), v1alpha1.AddToScheme(s)); err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
-	warnings := rest.CopyConfig(cfg)
-	warnings.WarningHandler = rest.NoWarnings{}
-	if c.client, err = client.New(warnings, client.Options{Scheme: s}); err != nil {
-		return nil, err
-	}
-	admin, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	noWarnings := rest.CopyConfig(server.Config)
+	noWarnings.WarningHandler = rest.NoWarnings{}
+	cl, err := client.New(noWarnings, client.Options{Scheme: s})
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
-	k, err := admin.Kubectl()
-	if err != nil {
-		return nil, err
-	}
-	c.kubectl = append([]string{k.Path}, k.Opts...)
+	c := &cluster{APIServer: server, client: cl}
 	for _, ns := range []*corev1.Namespace{
 		namespace(releaseNamespace),
 		namespace("team-a", namespaceLabel, "enabled"),
@@ -161,7 +112,7 @@ func startCluster(t *testing.T) (*cluster, error) {
 		namespace("opted-out", namespaceLabel, "disabled"),
 	} {
 		if err := c.client.Create(context.Background(), ns); err != nil {
-			return nil, err
+			t.Fatal(err)
 		}
 	}
 	c.install(t, testValues())
@@ -172,13 +123,13 @@ func startCluster(t *testing.T) (*cluster, error) {
 	})
 	c.applyPolicy(t, "team-lax", "lax", v1alpha1.RedirectPolicySpec{Interception: v1alpha1.InterceptionOptional})
 	c.awaitInstalled(t)
-	return c, nil
+	installed = c
 }
 
 // awaitInstalled waits until the API server enforces what startCluster
 // installs: both bindings with Deny, the default RedirectPolicy and
 // team-strict's. Tests that change any of it restore it and call this.
-func (c *cluster) awaitInstalled(t *testing.T) {
+func (c *cluster) awaitInstalled(t testing.TB) {
 	t.Helper()
 	c.awaitVerdict(t, "team-a", pod("probe", injected, annotations(excludeInbound, "8443")),
 		verdict{clusterBinding, msgExcluded8443, metav1.StatusReasonForbidden})
@@ -188,7 +139,7 @@ func (c *cluster) awaitInstalled(t *testing.T) {
 
 // install applies the chart's policy objects rendered with values
 // (server-side apply), waiting for the CRD before its objects.
-func (c *cluster) install(t *testing.T, values map[string]any) {
+func (c *cluster) install(t testing.TB, values map[string]any) {
 	t.Helper()
 	for _, o := range chartPolicyObjects(t, values) {
 		c.apply(t, o)
@@ -197,27 +148,18 @@ func (c *cluster) install(t *testing.T, values map[string]any) {
 
 // apply server-side applies an object, retrying while its kind is not yet
 // served (a CRD just created).
-func (c *cluster) apply(t *testing.T, o *unstructured.Unstructured) {
+func (c *cluster) apply(t testing.TB, o *unstructured.Unstructured) {
 	t.Helper()
-	eventually(t, 30*time.Second, func() error {
+	testkit.Eventually(t, 30*time.Second, fmt.Sprintf("applying %s %s", o.GetKind(), o.GetName()), func() error {
 		return c.client.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(o.DeepCopy()),
 			client.FieldOwner("meshinit-policy-test"), client.ForceOwnership)
 	})
 }
 
 // applyPolicy creates or updates a RedirectPolicy.
-func (c *cluster) applyPolicy(t *testing.T, ns, name string, spec v1alpha1.RedirectPolicySpec) {
+func (c *cluster) applyPolicy(t testing.TB, ns, name string, spec v1alpha1.RedirectPolicySpec) {
 	t.Helper()
 	c.apply(t, redirectPolicy(ns, name, spec))
-}
-
-// eventually retries f every 200ms until it returns nil or the timeout
-// passes, then fails with f's last error.
-func eventually(t *testing.T, timeout time.Duration, f func() error) {
-	t.Helper()
-	if err := poll.Until(context.Background(), 200*time.Millisecond, timeout, func(context.Context) error { return f() }); err != nil {
-		t.Fatalf("after %s: %v", timeout, err)
-	}
 }
 
 // createDryRun creates obj in namespace ns with dryRun=All: admission runs in
@@ -282,17 +224,7 @@ func (c *cluster) checkVerdict(ns string, obj client.Object, want verdict) error
 // awaitVerdict repeats checkVerdict until it passes: after a change to the
 // policy, its bindings or a RedirectPolicy, the API server's informers take a
 // moment to see it.
-func (c *cluster) awaitVerdict(t *testing.T, ns string, obj client.Object, want verdict) {
+func (c *cluster) awaitVerdict(t testing.TB, ns string, obj client.Object, want verdict) {
 	t.Helper()
-	eventually(t, 30*time.Second, func() error { return c.checkVerdict(ns, obj, want) })
-}
-
-// run runs kubectl with stdin, returning its output and exit error.
-func (c *cluster) run(stdin string, args ...string) (stdout, stderr string, err error) {
-	var out, errOut bytes.Buffer
-	cmd := exec.Command(c.kubectl[0], append(c.kubectl[1:len(c.kubectl):len(c.kubectl)], args...)...)
-	cmd.Stdin = strings.NewReader(stdin)
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err = cmd.Run()
-	return out.String(), errOut.String(), err
+	testkit.Eventually(t, 30*time.Second, "the policy's verdict", func() error { return c.checkVerdict(ns, obj, want) })
 }

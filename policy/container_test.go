@@ -9,11 +9,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/meshinit/meshinit/charts"
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
 // msgNotMeshinit is the default RedirectPolicy's message for a pod whose
@@ -170,20 +170,13 @@ func TestPodUpdate(t *testing.T) {
 func TestWebhookDown(t *testing.T) {
 	c := apiServer(t)
 	ctx := context.Background()
-	var mwc *unstructured.Unstructured
-	objs, err := charts.Objects(charts.Options{Namespace: releaseNamespace, Values: map[string]any{"webhook": map[string]any{"failurePolicy": "Ignore"}}}, false)
-	if err != nil {
-		t.Fatal(err)
+	objs := testkit.ChartObjects(t, charts.Options{Namespace: releaseNamespace, Values: map[string]any{"webhook": map[string]any{"failurePolicy": "Ignore"}}}, false)
+	mwcs := testkit.Find(objs, "MutatingWebhookConfiguration", "")
+	if len(mwcs) != 1 {
+		t.Fatalf("the chart renders %d MutatingWebhookConfigurations, want 1", len(mwcs))
 	}
-	for _, o := range objs {
-		if o.GetKind() == "MutatingWebhookConfiguration" {
-			mwc = o
-			c.apply(t, o)
-		}
-	}
-	if mwc == nil {
-		t.Fatal("the chart renders no MutatingWebhookConfiguration")
-	}
+	mwc := mwcs[0]
+	c.apply(t, mwc)
 	t.Cleanup(func() { _ = c.client.Delete(ctx, mwc) })
 
 	// Created for real, so that the audit log records the webhook failing open.
@@ -191,7 +184,7 @@ func TestWebhookDown(t *testing.T) {
 	forgedPod.Namespace = "team-a"
 	want := msgNotMeshinit(`its image "evil/redirector" is not "` + redirectImage + `"`)
 	n := 0
-	eventually(t, 30*time.Second, func() error {
+	testkit.Eventually(t, 30*time.Second, "the webhook failing open and the policy refusing", func() error {
 		n++
 		forgedPod.Name = fmt.Sprintf("forged-%d", n)
 		got, err := verdictOf(c.client.Create(ctx, forgedPod.DeepCopy()))

@@ -39,7 +39,7 @@ func TestRedirectPolicyValidation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			manifest := "apiVersion: meshinit.io/v1alpha1\nkind: RedirectPolicy\nmetadata:\n  name: check\n  namespace: team-a\nspec:\n  " + tc.spec + "\n"
-			stdout, stderr, err := c.run(manifest, "apply", "--dry-run=server", "-o", "jsonpath={.spec.interception}", "-f", "-")
+			stdout, stderr, err := c.Kubectl(manifest, "apply", "--dry-run=server", "-o", "jsonpath={.spec.interception}", "-f", "-")
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("rejected: %v\n%s", err, stderr)

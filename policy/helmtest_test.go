@@ -10,35 +10,18 @@ import (
 
 	"github.com/meshinit/meshinit/api/v1alpha1"
 	"github.com/meshinit/meshinit/charts"
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
 // helmTestObjects renders the chart's `helm test` namespace and pod, the
 // pod injected by the webhook with the same values.
 func helmTestObjects(t *testing.T, values map[string]any) (*corev1.Namespace, *corev1.Pod) {
 	t.Helper()
-	objs, err := charts.Objects(charts.Options{Namespace: releaseNamespace, Values: values}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := testkit.ChartObjects(t, charts.Options{Namespace: releaseNamespace, Values: values}, true)
 	var ns corev1.Namespace
 	var p corev1.Pod
-	for _, o := range objs {
-		var into any
-		switch o.GetKind() {
-		case "Namespace":
-			into = &ns
-		case "Pod":
-			into = &p
-		default:
-			continue
-		}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, into); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if ns.Name == "" || p.Name == "" {
-		t.Fatal("the chart renders no helm test namespace and pod")
-	}
+	testkit.DecodeOne(t, objs, "Namespace", "", &ns)
+	testkit.DecodeOne(t, objs, "Pod", "", &p)
 	in, err := newInjector(values)
 	if err != nil {
 		t.Fatal(err)
@@ -83,12 +66,10 @@ func TestHelmTestPod(t *testing.T) {
 // its default values.
 func chartDefaultRedirectPolicy(t *testing.T) runtime.Object {
 	t.Helper()
-	for _, o := range chartPolicyObjects(t, nil) {
-		if o.GetKind() == "RedirectPolicy" {
-			o.SetNamespace(releaseNamespace)
-			return o
-		}
+	found := testkit.Find(chartPolicyObjects(t, nil), "RedirectPolicy", "")
+	if len(found) != 1 {
+		t.Fatalf("the chart renders %d RedirectPolicies, want 1", len(found))
 	}
-	t.Fatal("the chart renders no RedirectPolicy")
-	return nil
+	found[0].SetNamespace(releaseNamespace)
+	return found[0]
 }

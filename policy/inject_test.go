@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/meshinit/meshinit/charts"
+	"github.com/meshinit/meshinit/internal/testkit"
 	"github.com/meshinit/meshinit/webhook"
 )
 
@@ -38,21 +39,19 @@ func newInjector(values map[string]any) (*injector, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, o := range objs {
-		if o.GetKind() != "ConfigMap" || o.GetName() != "meshinit-webhook" {
-			continue
-		}
-		data, _, _ := unstructured.NestedString(o.Object, "data", "config.yaml")
-		cfg, err := webhook.ParseConfig([]byte(data), releaseNamespace)
-		if err != nil {
-			return nil, err
-		}
-		enabled := func(context.Context, string) (map[string]string, error) {
-			return map[string]string{namespaceLabel: "enabled"}, nil
-		}
-		return &injector{handler: webhook.NewHandler(cfg, enabled), config: cfg}, nil
+	cms := testkit.Find(objs, "ConfigMap", "meshinit-webhook")
+	if len(cms) != 1 {
+		return nil, fmt.Errorf("the chart renders %d ConfigMaps meshinit-webhook, want 1", len(cms))
 	}
-	return nil, fmt.Errorf("the chart renders no ConfigMap meshinit-webhook")
+	data, _, _ := unstructured.NestedString(cms[0].Object, "data", "config.yaml")
+	cfg, err := webhook.ParseConfig([]byte(data), releaseNamespace)
+	if err != nil {
+		return nil, err
+	}
+	enabled := func(context.Context, string) (map[string]string, error) {
+		return map[string]string{namespaceLabel: "enabled"}, nil
+	}
+	return &injector{handler: webhook.NewHandler(cfg, enabled), config: cfg}, nil
 }
 
 // inject reviews p as the API server would ask the webhook to on create (in

@@ -22,7 +22,7 @@ import (
 // discovery and OpenAPI.
 func (c *cluster) typeChecker(t *testing.T) *validating.TypeChecker {
 	t.Helper()
-	dc, err := discovery.NewDiscoveryClientForConfig(c.config)
+	dc, err := discovery.NewDiscoveryClientForConfig(c.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
