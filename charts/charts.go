@@ -1,12 +1,3 @@
-// Package charts is meshinit's Helm chart as Go sees it: the chart's files
-// (charts/meshinit, embedded in the package) loaded and rendered with Helm's
-// Go packages. Tests and tools use it so every manifest has exactly one copy:
-// the chart's template. Start with [Render] and [Objects].
-//
-// The package's tests are every test of what the chart renders: whole
-// renders against golden files (testdata/golden), helm lint, the values
-// schema, the workloads and access rules, and an install with Helm into a
-// real API server.
 package charts
 
 import (

@@ -1,8 +1,21 @@
-// Package policy holds the tests of meshinit's ValidatingAdmissionPolicy. The
-// policy itself is YAML in the Helm chart, its only copy
-// (charts/meshinit/templates/policy-*.yaml), and its parameters are
-// RedirectPolicy objects (api/v1alpha1; CRD in charts/meshinit/crds/). The
-// tests render the chart with internal/chart and install what it renders.
+// Package charts is meshinit's Helm chart as Go sees it: the chart's files
+// (charts/meshinit, embedded in the package) loaded and rendered with Helm's
+// Go packages. Tests and tools use it so every manifest has exactly one copy:
+// the chart's template. Start with [Render] and [Objects].
+//
+// The package's tests are every test of what the chart renders: whole
+// renders against golden files (testdata/golden), helm lint, the values
+// schema, the workloads and access rules, an install with Helm into a real
+// API server, and the ValidatingAdmissionPolicy (policy_*_test.go), which
+// the rest of this comment describes.
+//
+// # The ValidatingAdmissionPolicy
+//
+// The policy is YAML in the chart, its only copy
+// (meshinit/templates/policy-*.yaml), and its parameters are RedirectPolicy
+// objects (api/v1alpha1; CRD in meshinit/crds/). Its tests render the chart
+// and install what it renders into a real API server, or evaluate it
+// in-process.
 //
 // # What the policy enforces
 //
@@ -69,10 +82,10 @@
 // The CEL reads port lists exactly as redirect.ParsePortList does and CIDR
 // lists as redirect.ParseCIDRList does (both refuse IPv4-mapped IPv6
 // addresses, which Kubernetes' cidr() and ip() cannot read); one table of values
-// for each (portlists_test.go, cidrlists_test.go) is run through both,
+// for each (policy_portlists_test.go, policy_cidrlists_test.go) is run through both,
 // in-process and through a real API server. What the policy expects of
 // meshinit's container is checked against the redirect package and the
-// webhook, run in-process with the same chart values (settings_test.go).
+// webhook, run in-process with the same chart values (policy_settings_test.go).
 //
 // # Which RedirectPolicies apply: additive, never replacing
 //
@@ -100,4 +113,4 @@
 // refused at a cost that does not depend on its size (TestCostOfPaddedLists),
 // so padding cannot exhaust the budget and slip through under
 // policy.failurePolicy Ignore.
-package policy
+package charts

@@ -23,10 +23,8 @@ import (
 	"github.com/meshinit/meshinit/internal/testkit"
 )
 
-const (
-	installNamespace = "meshinit-system"
-	installRelease   = "meshinit"
-)
+// installRelease is the release TestInstall installs (in releaseNamespace).
+const installRelease = "meshinit"
 
 // TestInstall installs the chart with Helm's action package into a real
 // kube-apiserver (envtest; no kubelet, so nothing runs): a server dry-run
@@ -58,10 +56,10 @@ func TestInstall(t *testing.T) {
 
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig = &server.Kubeconfig
-	ns := installNamespace
+	ns := releaseNamespace
 	flags.Namespace = &ns
 	helm := new(action.Configuration)
-	if err := helm.Init(flags, installNamespace, "secret", func(string, ...any) {}); err != nil {
+	if err := helm.Init(flags, releaseNamespace, "secret", func(string, ...any) {}); err != nil {
 		t.Fatal(err)
 	}
 	ch, err := charts.Load()
@@ -70,7 +68,7 @@ func TestInstall(t *testing.T) {
 	}
 	newInstall := func() *action.Install {
 		in := action.NewInstall(helm)
-		in.ReleaseName, in.Namespace, in.CreateNamespace = installRelease, installNamespace, true
+		in.ReleaseName, in.Namespace, in.CreateNamespace = installRelease, releaseNamespace, true
 		in.Timeout = time.Minute
 		return in
 	}
@@ -104,7 +102,7 @@ func TestInstall(t *testing.T) {
 		assertAdmissionObjects(t, c, false)
 		// Helm's dry-run only renders; the API server validates each object
 		// (schemas, defaulting, VAP expressions) with dryRun=All.
-		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: installNamespace}}); err != nil {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: releaseNamespace}}); err != nil {
 			t.Fatal(err)
 		}
 		for _, o := range objs {
@@ -144,7 +142,7 @@ func TestInstall(t *testing.T) {
 		// Helm rendered for the API server's version (1.35 or newer in
 		// envtest): PreferClose, the default, under its new name.
 		var svc corev1.Service
-		if err := c.Get(ctx, client.ObjectKey{Namespace: installNamespace, Name: installRelease + "-webhook"}, &svc); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: releaseNamespace, Name: installRelease + "-webhook"}, &svc); err != nil {
 			t.Fatal(err)
 		}
 		if got := ptr.Deref(svc.Spec.TrafficDistribution, ""); got != corev1.ServiceTrafficDistributionPreferSameZone {
@@ -152,7 +150,7 @@ func TestInstall(t *testing.T) {
 		}
 		// The check above sees warnings: PreferClose gets one.
 		preferClose := &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Namespace: installNamespace, Name: "preferclose"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: releaseNamespace, Name: "preferclose"},
 			Spec: corev1.ServiceSpec{
 				Ports:               []corev1.ServicePort{{Port: 443}},
 				TrafficDistribution: ptr.To(corev1.ServiceTrafficDistributionPreferClose),

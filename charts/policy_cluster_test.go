@@ -1,4 +1,4 @@
-package policy
+package charts_test
 
 import (
 	"context"
@@ -31,14 +31,14 @@ type cluster struct {
 }
 
 var (
-	shared = testkit.Shared{Options: testkit.Options{AuditPolicy: podAuditPolicy}, Setup: setUp}
+	policyServer = testkit.Shared{Options: testkit.Options{AuditPolicy: podAuditPolicy}, Setup: setUp}
 	// installed is the shared cluster, once setUp is done.
 	installed *cluster
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	shared.Stop()
+	policyServer.Stop()
 	os.Exit(code)
 }
 
@@ -85,7 +85,7 @@ rules:
 // the test when KUBEBUILDER_ASSETS is unset.
 func apiServer(t *testing.T) *cluster {
 	t.Helper()
-	shared.Get(t)
+	policyServer.Get(t)
 	return installed
 }
 

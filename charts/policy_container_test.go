@@ -1,4 +1,4 @@
-package policy
+package charts_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package policy
+package charts_test
 
 import (
 	"context"
@@ -33,12 +33,12 @@ func helmTestObjects(t *testing.T, values map[string]any) (*corev1.Namespace, *c
 	return &ns, injected
 }
 
-// TestHelmTestPod: the chart's `helm test` pod, once injected, passes the
+// TestPolicyAdmitsHelmTestPod: the chart's `helm test` pod, once injected, passes the
 // policy with the chart's defaults (its proxy runs as the proxy UID and is
 // recognised by its name and image), in-process, and on a real API server
 // under the test RedirectPolicies (which require outbound port 5432). With
 // tests disabled its proxy is no longer recognised (interception Required).
-func TestHelmTestPod(t *testing.T) {
+func TestPolicyAdmitsHelmTestPod(t *testing.T) {
 	ns, p := helmTestObjects(t, nil)
 	params := chartDefaultRedirectPolicy(t)
 	if denied := compile(t, chartPolicy(t, nil)).denials(t, request{object: p, namespace: ns, params: params}); len(denied) != 0 {
