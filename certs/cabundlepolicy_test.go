@@ -19,7 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/meshinit/meshinit/internal/poll"
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
 // TestCABundlePolicy: with the chart's ValidatingAdmissionPolicy, whoever
@@ -89,7 +89,7 @@ func TestCABundlePolicy(t *testing.T) {
 			// The API server loads a new policy asynchronously; until then
 			// the probe's annotations change, which no case looks at.
 			probes := 0
-			err := poll.Until(ctx, 200*time.Millisecond, 30*time.Second, func(context.Context) error {
+			testkit.Eventually(t, 30*time.Second, "the policy in effect", func() error {
 				probes++
 				err := patch(func(c *admissionregistrationv1.MutatingWebhookConfiguration) {
 					metav1.SetMetaDataAnnotation(&c.ObjectMeta, "probe", strconv.Itoa(probes))
@@ -99,9 +99,6 @@ func TestCABundlePolicy(t *testing.T) {
 				}
 				return nil
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
 
 			for _, c := range changes {
 				t.Run("refuses "+c.name, func(t *testing.T) {
@@ -179,7 +176,7 @@ func grant(t *testing.T, in *install, name, user string, verbs ...string) {
 		t.Fatal(err)
 	}
 	for _, verb := range verbs {
-		err := poll.Until(ctx, 100*time.Millisecond, 10*time.Second, func(ctx context.Context) error {
+		testkit.Eventually(t, 10*time.Second, "the grant in effect", func() error {
 			review, err := admin.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 				User: user,
 				ResourceAttributes: &authorizationv1.ResourceAttributes{
@@ -191,8 +188,5 @@ func grant(t *testing.T, in *install, name, user string, verbs ...string) {
 			}
 			return err
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 	}
 }
