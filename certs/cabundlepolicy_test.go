@@ -19,7 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/meshinit/meshinit/internal/poll"
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
 // TestCABundlePolicy: with the chart's ValidatingAdmissionPolicy, whoever
@@ -89,7 +89,7 @@ func TestCABundlePolicy(t *testing.T) {
 			// The API server loads a new policy asynchronously; until then
 			// the probe's annotations change, which no case looks at.
 			probes := 0
-			err := poll.Until(ctx, 200*time.Millisecond, 30*time.Second, func(context.Context) error {
+			testkit.Eventually(t, 30*time.Second, "the policy in effect", func() error {
 				probes++
 				err := patch(func(c *admissionregistrationv1.MutatingWebhookConfiguration) {
 					metav1.SetMetaDataAnnotation(&c.ObjectMeta, "probe", strconv.Itoa(probes))
@@ -99,9 +99,6 @@ func TestCABundlePolicy(t *testing.T) {
 				}
 				return nil
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
 
 			for _, c := range changes {
 				t.Run("refuses "+c.name, func(t *testing.T) {
@@ -146,7 +143,7 @@ func TestCABundlePolicy(t *testing.T) {
 // impersonate is a client acting as user, a ServiceAccount.
 func impersonate(t *testing.T, user string) client.Client {
 	t.Helper()
-	cfg := rest.CopyConfig(apiServer(t))
+	cfg := rest.CopyConfig(apiServer.Get(t).Config)
 	ns := strings.Split(user, ":")[2]
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
@@ -161,7 +158,7 @@ func impersonate(t *testing.T, user string) client.Client {
 func grant(t *testing.T, in *install, name, user string, verbs ...string) {
 	t.Helper()
 	ctx := context.Background()
-	admin := kubernetes.NewForConfigOrDie(apiServer(t))
+	admin := kubernetes.NewForConfigOrDie(apiServer.Get(t).Config)
 	name = in.name + "-test-" + name
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{{
 		APIGroups: []string{admissionregistrationv1.GroupName}, Resources: []string{"mutatingwebhookconfigurations"},
@@ -179,7 +176,7 @@ func grant(t *testing.T, in *install, name, user string, verbs ...string) {
 		t.Fatal(err)
 	}
 	for _, verb := range verbs {
-		err := poll.Until(ctx, 100*time.Millisecond, 10*time.Second, func(ctx context.Context) error {
+		testkit.Eventually(t, 10*time.Second, "the grant in effect", func() error {
 			review, err := admin.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 				User: user,
 				ResourceAttributes: &authorizationv1.ResourceAttributes{
@@ -191,8 +188,5 @@ func grant(t *testing.T, in *install, name, user string, verbs ...string) {
 			}
 			return err
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +14,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 
-	"github.com/meshinit/meshinit/internal/poll"
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
 func pairFiles(kp *keyPair) map[string][]byte {
@@ -112,15 +113,12 @@ func TestCertwatcherFollowsGenerations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = poll.Until(ctx, 20*time.Millisecond, 10*time.Second, func(context.Context) error {
+		testkit.Eventually(t, 10*time.Second, fmt.Sprintf("generation %d served", i), func() error {
 			if got, _ := cw.GetCertificate(nil); got == nil || !bytes.Equal(got.Certificate[0], want.Certificate[0]) {
 				return errors.New("certwatcher still serves the previous certificate")
 			}
 			return nil
 		})
-		if err != nil {
-			t.Fatalf("generation %d: %v", i, err)
-		}
 	}
 }
 

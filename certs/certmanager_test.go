@@ -70,7 +70,7 @@ func TestCertManagerStartupCheck(t *testing.T) {
 	}
 	checkErr(t, "Setup without cert-manager", p.Setup(ctx), prefix+"the API cert-manager.io/v1 is not served: install cert-manager, or use --cert-mode=self-managed")
 
-	if _, err := envtest.InstallCRDs(apiServer(t), envtest.CRDInstallOptions{Paths: []string{certManagerCRD(t)}}); err != nil {
+	if _, err := envtest.InstallCRDs(apiServer.Get(t).Config, envtest.CRDInstallOptions{Paths: []string{certManagerCRD(t)}}); err != nil {
 		t.Fatal(err)
 	}
 	o := opts()

@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/meshinit/meshinit/internal/chart"
+	"github.com/meshinit/meshinit/charts"
 	helmchart "helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
@@ -53,7 +53,7 @@ func certsObjects(t *testing.T, values map[string]any) map[string]*unstructured.
 // that confines the caBundle's writers, into objects.
 func renderCerts(t *testing.T, releaseName, ns string, values map[string]any) []*unstructured.Unstructured {
 	t.Helper()
-	files, err := chart.Render(chart.Options{ReleaseName: releaseName, Namespace: ns, Values: values})
+	files, err := charts.Render(charts.Options{ReleaseName: releaseName, Namespace: ns, Values: values})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func renderCerts(t *testing.T, releaseName, ns string, values map[string]any) []
 		if !strings.Contains(path, "/templates/certs-") && !strings.HasSuffix(path, "/templates/webhook-cabundle-policy.yaml") {
 			continue
 		}
-		decoded, err := chart.Decode(files[path])
+		decoded, err := charts.Decode(files[path])
 		if err != nil {
 			t.Fatalf("decoding %s: %v", path, err)
 		}
@@ -210,7 +210,7 @@ func TestChartExistingSecret(t *testing.T) {
 // templates would include them.
 func renderNamed(t *testing.T, values map[string]any, names ...string) map[string]string {
 	t.Helper()
-	ch, err := chart.Load()
+	ch, err := charts.Load()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package certs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,50 +18,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/meshinit/meshinit/internal/chart"
-	"github.com/meshinit/meshinit/internal/poll"
+	"github.com/meshinit/meshinit/charts"
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
-// The kube-apiserver and etcd all envtest tests of the package share,
-// started by the first one that needs them.
-var env struct {
-	once sync.Once
-	env  *envtest.Environment
-	cfg  *rest.Config
-	err  error
-}
+// apiServer is the kube-apiserver and etcd every envtest test of the
+// package shares.
+var apiServer testkit.Shared
 
 func TestMain(m *testing.M) {
 	// The replicas log to their tests; the webhook server's certwatcher
 	// logs through controller-runtime's global logger.
 	logf.SetLogger(logr.Discard())
 	code := m.Run()
-	if env.env != nil {
-		if err := env.env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping kube-apiserver and etcd:", err)
-		}
-	}
+	apiServer.Stop()
 	os.Exit(code)
-}
-
-// apiServer returns an admin config for the shared kube-apiserver, or skips
-// the test without the binaries.
-func apiServer(t *testing.T) *rest.Config {
-	t.Helper()
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("KUBEBUILDER_ASSETS is unset: no kube-apiserver and etcd to test against (make tools-envtest builds them; make test sets it)")
-	}
-	env.once.Do(func() {
-		env.env = &envtest.Environment{}
-		env.cfg, env.err = env.env.Start()
-	})
-	if env.err != nil {
-		t.Fatalf("starting kube-apiserver and etcd from %s: %v", os.Getenv("KUBEBUILDER_ASSETS"), env.err)
-	}
-	return env.cfg
 }
 
 // install is one installation of the chart's certs part in its own
@@ -78,8 +50,8 @@ type install struct {
 
 func newInstall(t *testing.T, name string, values map[string]any) *install {
 	t.Helper()
-	cfg := apiServer(t)
-	admin, err := client.New(cfg, client.Options{Scheme: scheme})
+	server := apiServer.Get(t)
+	admin, err := client.New(server.Config, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,33 +78,19 @@ func newInstall(t *testing.T, name string, values map[string]any) *install {
 			t.Errorf("deleting mutatingwebhookconfiguration %s: %v", name, err)
 		}
 	})
-	sa := "system:serviceaccount:" + name + ":" + name + "-webhook"
-	user, err := env.env.AddUser(envtest.User{Name: sa, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + name}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &install{admin: admin, name: name, asWebhook: user.Config()}
+	asWebhook := server.User(t, "system:serviceaccount:"+name+":"+name+"-webhook", "system:serviceaccounts", "system:serviceaccounts:"+name)
+	return &install{admin: admin, name: name, asWebhook: asWebhook}
 }
 
 // webhookConfig is the chart's MutatingWebhookConfiguration.
 func webhookConfig(t *testing.T, name string) *admissionregistrationv1.MutatingWebhookConfiguration {
 	t.Helper()
-	objs, err := chart.Objects(chart.Options{ReleaseName: name, Namespace: name}, false)
-	if err != nil {
-		t.Fatal(err)
+	var cfg admissionregistrationv1.MutatingWebhookConfiguration
+	charts.MustObject(t, charts.Options{ReleaseName: name, Namespace: name}, "MutatingWebhookConfiguration", "", &cfg)
+	if len(cfg.Webhooks) < 2 {
+		t.Fatalf("the chart's MutatingWebhookConfiguration has %d webhooks; the tests want several to check every caBundle", len(cfg.Webhooks))
 	}
-	for _, o := range objs {
-		if o.GetKind() == "MutatingWebhookConfiguration" {
-			var cfg admissionregistrationv1.MutatingWebhookConfiguration
-			decode(t, o, &cfg)
-			if len(cfg.Webhooks) < 2 {
-				t.Fatalf("the chart's MutatingWebhookConfiguration has %d webhooks; the tests want several to check every caBundle", len(cfg.Webhooks))
-			}
-			return &cfg
-		}
-	}
-	t.Fatal("the chart renders no MutatingWebhookConfiguration")
-	return nil
+	return &cfg
 }
 
 // options are a replica's options as the chart's args give them.
@@ -178,20 +136,6 @@ func startReplicas(t *testing.T, providers ...*Provider) {
 	}
 }
 
-// eventually polls cond every 100ms until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	err := poll.Until(context.Background(), 100*time.Millisecond, timeout, func(context.Context) error {
-		if !cond() {
-			return errors.New(what)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("after %s: %v", timeout, err)
-	}
-}
-
 func (r *install) secret(t *testing.T) *corev1.Secret {
 	t.Helper()
 	var s corev1.Secret
@@ -219,6 +163,14 @@ func caBundles(cfg *admissionregistrationv1.MutatingWebhookConfiguration) []stri
 		}
 	}
 	return out
+}
+
+// caBundleIs says how cfg's caBundles differ from the one bundle want.
+func caBundleIs(cfg *admissionregistrationv1.MutatingWebhookConfiguration, want string) error {
+	if b := caBundles(cfg); len(b) != 1 || b[0] != want {
+		return fmt.Errorf("%d distinct caBundles, want only the Secret's ca.crt", len(b))
+	}
+	return nil
 }
 
 func readFile(t *testing.T, path string) string {

@@ -2,6 +2,7 @@ package certs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -19,6 +20,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
 // TestSelfManagedSecretDeletedWhilePodsAreCreated runs two replicas (their
@@ -32,7 +35,7 @@ import (
 func TestSelfManagedSecretDeletedWhilePodsAreCreated(t *testing.T) {
 	in := newInstall(t, "meshinit-loss", map[string]any{})
 	ctx := context.Background()
-	admin := kubernetes.NewForConfigOrDie(apiServer(t))
+	admin := kubernetes.NewForConfigOrDie(apiServer.Get(t).Config)
 
 	// The replicas, each serving reviews from its own cert dir. The serving
 	// certificate is for the Service's names; a Service named localhost
@@ -80,7 +83,7 @@ func TestSelfManagedSecretDeletedWhilePodsAreCreated(t *testing.T) {
 		_, err := admin.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		return err
 	}
-	eventually(t, 30*time.Second, "a pod create reviewed by the replicas", func() bool { return create("first") == nil })
+	testkit.Eventually(t, 30*time.Second, "a pod create reviewed by the replicas", func() error { return create("first") })
 
 	var creates, failures atomic.Int64
 	var firstFailure atomic.Value
@@ -114,22 +117,27 @@ func TestSelfManagedSecretDeletedWhilePodsAreCreated(t *testing.T) {
 		}
 		// Until the replicas serve a certificate of the new Secret and the
 		// caBundle is down to its CA again.
-		eventually(t, 60*time.Second, fmt.Sprintf("round %d: both replicas serve the re-created Secret's certificate", round), func() bool {
+		testkit.Eventually(t, 60*time.Second, fmt.Sprintf("round %d: both replicas serve the re-created Secret's certificate", round), func() error {
 			var s corev1.Secret
-			if err := in.admin.Get(ctx, client.ObjectKeyFromObject(old), &s); err != nil || s.UID == old.UID {
-				return false
+			if err := in.admin.Get(ctx, client.ObjectKeyFromObject(old), &s); err != nil {
+				return err
+			} else if s.UID == old.UID {
+				return errors.New("the Secret is not re-created yet")
 			}
 			bundle, err := parseCertsPEM([]byte(caBundles(in.webhookConfig(t))[0]))
 			if err != nil {
-				return false
+				return err
 			}
 			bundleSizes[strconv.Itoa(len(bundle))] = true
-			for _, p := range providers {
+			for i, p := range providers {
 				if readFile(t, filepath.Join(p.CertDir(), keyTLSCert)) != string(s.Data[keyTLSCert]) {
-					return false
+					return fmt.Errorf("replica %d serves another certificate", i)
 				}
 			}
-			return len(bundle) == 1
+			if len(bundle) != 1 {
+				return fmt.Errorf("the caBundle holds %d CAs", len(bundle))
+			}
+			return nil
 		})
 	}
 	time.Sleep(time.Second)

@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
 // TestSelfManagedReplicasShareOneSecret: two replicas start at once against
@@ -43,9 +44,8 @@ func TestSelfManagedReplicasShareOneSecret(t *testing.T) {
 			t.Errorf("replica %d not ready: %v", i, err)
 		}
 	}
-	eventually(t, 10*time.Second, "the caBundle of every webhook is the Secret's ca.crt", func() bool {
-		b := caBundles(in.webhookConfig(t))
-		return len(b) == 1 && b[0] == string(secret.Data[keyCACert])
+	testkit.Eventually(t, 10*time.Second, "the caBundle of every webhook is the Secret's ca.crt", func() error {
+		return caBundleIs(in.webhookConfig(t), string(secret.Data[keyCACert]))
 	})
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(secret.Data[keyCACert])
@@ -60,9 +60,8 @@ func TestSelfManagedReplicasShareOneSecret(t *testing.T) {
 		if err := in.admin.Update(context.Background(), cfg); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "caBundle re-asserted after a reset", func() bool {
-			b := caBundles(in.webhookConfig(t))
-			return len(b) == 1 && b[0] == string(secret.Data[keyCACert])
+		testkit.Eventually(t, 10*time.Second, "caBundle re-asserted after a reset", func() error {
+			return caBundleIs(in.webhookConfig(t), string(secret.Data[keyCACert]))
 		})
 	})
 
@@ -77,8 +76,11 @@ func TestSelfManagedReplicasShareOneSecret(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, p := range providers {
-			eventually(t, 10*time.Second, fmt.Sprintf("replica %d serves the updated certificate", i), func() bool {
-				return readFile(t, filepath.Join(p.CertDir(), keyTLSCert)) == string(renewed.certPEM)
+			testkit.Eventually(t, 10*time.Second, fmt.Sprintf("replica %d serves the updated certificate", i), func() error {
+				if readFile(t, filepath.Join(p.CertDir(), keyTLSCert)) != string(renewed.certPEM) {
+					return errors.New("its cert dir holds another certificate")
+				}
+				return nil
 			})
 		}
 	})
@@ -134,7 +136,12 @@ func TestSelfManagedRotationWithoutFailedRequests(t *testing.T) {
 		mu.Unlock()
 		return len(certs)
 	}
-	eventually(t, 10*time.Second, "caBundle published", func() bool { return len(caBundles(in.webhookConfig(t))[0]) > 0 })
+	testkit.Eventually(t, 10*time.Second, "caBundle published", func() error {
+		if len(caBundles(in.webhookConfig(t))[0]) == 0 {
+			return errors.New("the caBundle is empty")
+		}
+		return nil
+	})
 
 	issuers := map[string]bool{}
 	servedCerts := map[string]bool{}
@@ -165,7 +172,12 @@ func TestSelfManagedRotationWithoutFailedRequests(t *testing.T) {
 	if len(issuers) < 2 || len(servedCerts) < 4 || maxCAs != 2 {
 		t.Errorf("want certificates served from 2 CAs (got %d), at least 4 certificates served (got %d), the caBundle holding both CAs during the rotation (max %d)", len(issuers), len(servedCerts), maxCAs)
 	}
-	eventually(t, 10*time.Second, "the caBundle drops the old CA once it expired", func() bool { return refresh() == 1 })
+	testkit.Eventually(t, 10*time.Second, "the caBundle drops the old CA once it expired", func() error {
+		if n := refresh(); n != 1 {
+			return fmt.Errorf("the caBundle holds %d CAs", n)
+		}
+		return nil
+	})
 	for i, p := range providers {
 		if err := p.ReadyCheck(nil); err != nil {
 			t.Errorf("replica %d not ready: %v", i, err)
@@ -181,12 +193,7 @@ func serveWebhook(t *testing.T, certDir, path string, h http.Handler) string {
 	if h == nil {
 		h = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("pong")) })
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	port := testkit.FreePort(t)
 	srv := webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: certDir})
 	srv.Register(path, h)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -198,7 +205,7 @@ func serveWebhook(t *testing.T, certDir, path string, h http.Handler) string {
 		}
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	eventually(t, 10*time.Second, "webhook server listening", func() bool { return srv.StartedChecker()(nil) == nil })
+	testkit.Eventually(t, 10*time.Second, "webhook server listening", func() error { return srv.StartedChecker()(nil) })
 	return "127.0.0.1:" + strconv.Itoa(port)
 }
 

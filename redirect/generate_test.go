@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshinit/meshinit/internal/golden"
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
 // The parts of other files written from the settings table, so that a new
@@ -68,7 +68,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", f.path, err)
 			}
-			golden.Assert(t, f.path, []byte(current))
+			testkit.Golden(t, f.path, []byte(current))
 		})
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"github.com/meshinit/meshinit/internal/testkit"
 	"github.com/meshinit/meshinit/internal/testproxy"
 )
 
@@ -62,9 +63,7 @@ var subnet = 0
 
 func newPod(t *testing.T, mode string) *pod {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: needs root to create network namespaces and program iptables (CI runs as root)")
-	}
+	testkit.NeedRoot(t, "to create network namespaces and program iptables")
 	subnet++
 	suffix := make([]byte, 3)
 	_, _ = rand.Read(suffix)

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/meshinit/meshinit/internal/golden"
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
 // planCases are the configurations whose rules are pinned by golden files in
@@ -37,7 +37,7 @@ func TestPlanGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden.Assert(t, filepath.Join("testdata", "plan", tc.name+".golden"), []byte(NewPlan(c).String()))
+			testkit.Golden(t, filepath.Join("testdata", "plan", tc.name+".golden"), []byte(NewPlan(c).String()))
 		})
 	}
 }
@@ -78,8 +78,8 @@ COMMIT
 `
 	c, _ := ParseArgs([]string{"--include-outbound-cidrs=", "--ignored-inbound-ports="})
 	st := parseSave(saved)
-	golden.Assert(t, "testdata/restore/replace.golden", []byte(restoreScript(st, NewPlan(c).IPv4)))
-	golden.Assert(t, "testdata/restore/cleanup.golden", []byte(restoreScript(st, Ruleset{})))
+	testkit.Golden(t, "testdata/restore/replace.golden", []byte(restoreScript(st, NewPlan(c).IPv4)))
+	testkit.Golden(t, "testdata/restore/cleanup.golden", []byte(restoreScript(st, Ruleset{})))
 }
 
 func TestGlobalIPv6Interface(t *testing.T) {

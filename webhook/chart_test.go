@@ -7,36 +7,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/meshinit/meshinit/internal/chart"
+	"github.com/meshinit/meshinit/charts"
 )
 
 const chartNamespace = "meshinit-system"
 
-// chartObject renders the chart with webhook values and decodes the object
-// of kind and name into out.
-func chartObject(t *testing.T, values map[string]any, kind, name string, out any) {
-	t.Helper()
-	objs, err := chart.Objects(chart.Options{Namespace: chartNamespace, Values: values}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range objs {
-		if o.GetKind() == kind && o.GetName() == name {
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, out); err != nil {
-				t.Fatalf("decoding %s/%s: %v", kind, name, err)
-			}
-			return
-		}
-	}
-	t.Fatalf("the chart renders no %s/%s", kind, name)
-}
-
 // chartWebhookConfig is the chart's MutatingWebhookConfiguration.
 func chartWebhookConfig(t *testing.T, values map[string]any) *admissionregistrationv1.MutatingWebhookConfiguration {
 	var mwc admissionregistrationv1.MutatingWebhookConfiguration
-	chartObject(t, values, "MutatingWebhookConfiguration", "meshinit", &mwc)
+	charts.MustObject(t, charts.Options{Namespace: chartNamespace, Values: values}, "MutatingWebhookConfiguration", "meshinit", &mwc)
 	return &mwc
 }
 
@@ -146,7 +126,7 @@ func TestChartConfigFile(t *testing.T) {
 				values = map[string]any{"webhook": tc.values}
 			}
 			var cm corev1.ConfigMap
-			chartObject(t, values, "ConfigMap", "meshinit-webhook", &cm)
+			charts.MustObject(t, charts.Options{Namespace: chartNamespace, Values: values}, "ConfigMap", "meshinit-webhook", &cm)
 			c, err := ParseConfig([]byte(cm.Data["config.yaml"]), chartNamespace)
 			if err != nil {
 				t.Fatalf("the chart's config.yaml:\n%s\ndoes not parse: %v", cm.Data["config.yaml"], err)
@@ -157,7 +137,7 @@ func TestChartConfigFile(t *testing.T) {
 }
 
 func appVersion(t *testing.T) string {
-	ch, err := chart.Load()
+	ch, err := charts.Load()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/meshinit/meshinit/certs"
+	"github.com/meshinit/meshinit/internal/testkit"
 	"github.com/meshinit/meshinit/webhook"
 )
 
@@ -29,7 +30,7 @@ import (
 // at the TLS handshake.
 func TestClientAuthAgainstAPIServer(t *testing.T) {
 	dir := t.TempDir()
-	port := freePort(t)
+	port := testkit.FreePort(t)
 	clientCA := newCA(t)
 	const clientName = "kube-apiserver-webhook-client"
 	certPEM, keyPEM, err := clientCA.IssueClient(clientName, time.Hour, time.Now().Add(-time.Minute))

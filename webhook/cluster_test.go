@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/meshinit/meshinit/certs"
+	"github.com/meshinit/meshinit/internal/testkit"
 	"github.com/meshinit/meshinit/webhook"
 )
 
@@ -64,7 +65,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		}
 	}
 
-	port := freePort(t)
+	port := testkit.FreePort(t)
 	// The serving certificate is for the Service's names; a Service named
 	// localhost makes one of them the name this API server dials.
 	mwc, err := mwcs.Create(ctx, c.webhookConfig(t, fmt.Sprintf("https://localhost:%d", port)), metav1.CreateOptions{})
@@ -228,7 +229,7 @@ func TestAgainstAPIServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer mwcs.Delete(ctx, relabel.Name, metav1.DeleteOptions{})
-		waitUntil(t, 30*time.Second, "the API server calls the other webhook", func() error {
+		testkit.Eventually(t, 30*time.Second, "the API server calls the other webhook", func() error {
 			p, err := c.admin.CoreV1().Pods("enabled").Create(ctx, testPod("probe", nil, nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			if err == nil && p.Labels["relabelled"] != "true" {
 				err = fmt.Errorf("labels %v", p.Labels)
@@ -249,7 +250,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		pod := testPod("dry-run", nil, nil)
 		pod.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
 		manifest, _ := yaml.Marshal(pod)
-		out := c.kubectlRun(t, manifest, "apply", "--dry-run=server", "-o", "yaml", "--namespace", "enabled", "-f")
+		out := c.kubectl(t, manifest, "apply", "--dry-run=server", "-o", "yaml", "--namespace", "enabled", "-f", "-")
 		if !strings.Contains(out, "name: "+webhook.ContainerName) || !strings.Contains(out, webhook.StatusAnnotation) {
 			t.Errorf("dry-run output lacks the injected init container:\n%s", out)
 		}
@@ -288,7 +289,7 @@ func TestAgainstAPIServer(t *testing.T) {
 	})
 	t.Run("graceful shutdown", func(t *testing.T) {
 		s.stop()
-		waitUntil(t, time.Second, "not ready after stop", func() error {
+		testkit.Eventually(t, time.Second, "not ready after stop", func() error {
 			if code, _ := s.get("probes", "/readyz"); code == http.StatusOK {
 				return fmt.Errorf("readyz %d", code)
 			}

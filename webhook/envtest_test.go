@@ -1,15 +1,12 @@
 package webhook_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -25,12 +22,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/meshinit/meshinit/certs"
-	"github.com/meshinit/meshinit/internal/chart"
-	"github.com/meshinit/meshinit/internal/poll"
+	"github.com/meshinit/meshinit/charts"
+	"github.com/meshinit/meshinit/internal/testkit"
 	"github.com/meshinit/meshinit/webhook"
 )
 
@@ -38,10 +34,10 @@ const releaseNamespace = "meshinit-system"
 
 // cluster is a kube-apiserver and etcd with the chart's webhook objects.
 type cluster struct {
-	env        *envtest.Environment
+	server     *testkit.APIServer
 	admin      *kubernetes.Clientset
 	warnings   *warningLog
-	kubeconfig string                       // the admin's, for kubectl
+	kubeconfig string                       // the admin's, for kubectl and the webhook command
 	objects    []*unstructured.Unstructured // the chart's
 	asWebhook  *rest.Config                 // the webhook ServiceAccount's credentials
 }
@@ -51,53 +47,19 @@ type cluster struct {
 // release namespace and the chart's RBAC.
 func startCluster(t *testing.T, apiServerFlags ...string) *cluster {
 	t.Helper()
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("KUBEBUILDER_ASSETS is unset: no kube-apiserver and etcd to test against (make tools-envtest builds them; make test sets it)")
-	}
-	c := &cluster{env: &envtest.Environment{}, warnings: &warningLog{}}
-	for _, f := range apiServerFlags {
-		name, value, _ := strings.Cut(f, "=")
-		c.env.ControlPlane.GetAPIServer().Configure().Set(name, value)
-	}
-	cfg, err := c.env.Start()
-	if err != nil {
-		t.Fatalf("starting kube-apiserver and etcd from %s: %v", os.Getenv("KUBEBUILDER_ASSETS"), err)
-	}
-	t.Cleanup(func() {
-		if err := c.env.Stop(); err != nil {
-			t.Errorf("stopping kube-apiserver and etcd: %v", err)
-		}
-	})
-	cfg = rest.CopyConfig(cfg)
+	server := testkit.StartAPIServer(t, testkit.Options{Flags: apiServerFlags})
+	c := &cluster{server: server, warnings: &warningLog{}, kubeconfig: server.Kubeconfig}
+	cfg := rest.CopyConfig(server.Config)
 	cfg.WarningHandlerWithContext = c.warnings
 	c.admin = kubernetes.NewForConfigOrDie(cfg)
-	admin, err := c.env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig, err := admin.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(c.kubeconfig, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	createNamespace(t, c.admin, releaseNamespace, nil)
-	if c.objects, err = chart.Objects(chart.Options{Namespace: releaseNamespace}, false); err != nil {
-		t.Fatal(err)
-	}
+	c.objects = charts.MustObjects(t, charts.Options{Namespace: releaseNamespace}, false)
 	for _, o := range c.objects {
 		if o.GroupVersionKind().Group == "rbac.authorization.k8s.io" {
 			c.apply(t, o)
 		}
 	}
-	sa := "system:serviceaccount:" + releaseNamespace + ":meshinit-webhook"
-	user, err := c.env.AddUser(envtest.User{Name: sa, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + releaseNamespace}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.asWebhook = user.Config()
+	c.asWebhook = server.User(t, "system:serviceaccount:"+releaseNamespace+":meshinit-webhook", "system:serviceaccounts", "system:serviceaccounts:"+releaseNamespace)
 	return c
 }
 
@@ -108,64 +70,43 @@ func (c *cluster) apply(t *testing.T, o runtime.Object) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.kubectlRun(t, data, "apply", "-f")
+	c.kubectl(t, data, "apply", "-f", "-")
 }
 
-// kubectlRun runs kubectl with manifest as the file of the last argument.
-func (c *cluster) kubectlRun(t *testing.T, manifest []byte, args ...string) string {
+// kubectl runs kubectl with manifest as its input, and returns its output.
+func (c *cluster) kubectl(t *testing.T, manifest []byte, args ...string) string {
 	t.Helper()
-	file := filepath.Join(t.TempDir(), "manifest.yaml")
-	if err := os.WriteFile(file, manifest, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl"), append(append([]string{"--kubeconfig", c.kubeconfig}, args...), file)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, stderr, err := c.server.Kubectl(string(manifest), args...)
 	if err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, stderr)
 	}
-	return string(out)
+	return out
 }
 
 // webhookConfig is the chart's MutatingWebhookConfiguration, sent to url
 // instead of the Service (the API server here cannot reach Services).
 func (c *cluster) webhookConfig(t *testing.T, url string) *admissionregistrationv1.MutatingWebhookConfiguration {
 	t.Helper()
-	for _, o := range c.objects {
-		if o.GetKind() != "MutatingWebhookConfiguration" {
-			continue
-		}
-		var mwc admissionregistrationv1.MutatingWebhookConfiguration
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &mwc); err != nil {
-			t.Fatal(err)
-		}
-		for i := range mwc.Webhooks {
-			cc := &mwc.Webhooks[i].ClientConfig
-			cc.URL = ptr.To(url + *cc.Service.Path)
-			cc.Service = nil
-		}
-		return &mwc
+	var mwc admissionregistrationv1.MutatingWebhookConfiguration
+	charts.DecodeOne(t, c.objects, "MutatingWebhookConfiguration", "", &mwc)
+	for i := range mwc.Webhooks {
+		cc := &mwc.Webhooks[i].ClientConfig
+		cc.URL = ptr.To(url + *cc.Service.Path)
+		cc.Service = nil
 	}
-	t.Fatal("the chart renders no MutatingWebhookConfiguration")
-	return nil
+	return &mwc
 }
 
 // configFile writes the chart's webhook config file.
 func (c *cluster) configFile(t *testing.T) string {
 	t.Helper()
-	for _, o := range c.objects {
-		if o.GetKind() == "ConfigMap" && o.GetName() == "meshinit-webhook" {
-			data, _, _ := unstructured.NestedString(o.Object, "data", "config.yaml")
-			path := filepath.Join(t.TempDir(), "config.yaml")
-			if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return path
-		}
+	var cm corev1.ConfigMap
+	charts.DecodeOne(t, c.objects, "ConfigMap", "meshinit-webhook", &cm)
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(cm.Data["config.yaml"]), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("the chart renders no meshinit-webhook ConfigMap")
-	return ""
+	return path
 }
 
 // server is one running webhook.Serve.
@@ -180,7 +121,7 @@ type server struct {
 // ready.
 func (c *cluster) serve(t *testing.T, port int, opts certs.Options, delay time.Duration, configure ...func(*webhook.ServerOptions)) *server {
 	t.Helper()
-	s := &server{port: port, metrics: freePort(t), probes: freePort(t), done: make(chan error, 1)}
+	s := &server{port: port, metrics: testkit.FreePort(t), probes: testkit.FreePort(t), done: make(chan error, 1)}
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	config := c.configFile(t)
@@ -202,7 +143,7 @@ func (c *cluster) serve(t *testing.T, port int, opts certs.Options, delay time.D
 		stop()
 		<-s.done
 	})
-	err := poll.Until(context.Background(), 200*time.Millisecond, 90*time.Second, func(context.Context) error {
+	testkit.Eventually(t, 90*time.Second, "webhook ready", func() error {
 		select {
 		case err := <-s.done:
 			t.Fatalf("webhook.Serve returned before ready: %v", err)
@@ -213,9 +154,6 @@ func (c *cluster) serve(t *testing.T, port int, opts certs.Options, delay time.D
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatalf("webhook not ready after 90s: %v", err)
-	}
 	return s
 }
 
@@ -232,16 +170,6 @@ func (s *server) get(which, path string) (int, string) {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body)
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func createNamespace(t *testing.T, c *kubernetes.Clientset, name string, labels map[string]string) {
@@ -288,15 +216,6 @@ func initContainerNames(p *corev1.Pod) []string {
 		names = append(names, c.Name)
 	}
 	return names
-}
-
-// waitUntil polls cond every 100ms until it holds or timeout passes, then
-// fails with cond's last error.
-func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() error) {
-	t.Helper()
-	if err := poll.Until(context.Background(), 100*time.Millisecond, timeout, func(context.Context) error { return cond() }); err != nil {
-		t.Fatalf("%s: not within %s: %v", what, timeout, err)
-	}
 }
 
 // servedSerial is the serial number of the certificate served on port.

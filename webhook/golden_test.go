@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
-	"github.com/meshinit/meshinit/internal/golden"
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
 // testConfig is the configuration every case starts from.
@@ -195,7 +195,7 @@ func compareGolden(t *testing.T, path string, v any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden.Assert(t, path, got)
+	testkit.Golden(t, path, got)
 }
 
 // TestReinvocationAfterDefaulting feeds the injected pod back the way the

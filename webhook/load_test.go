@@ -26,8 +26,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/meshinit/meshinit/internal/testkit"
 	"github.com/meshinit/meshinit/webhook"
-	"github.com/meshinit/meshinit/webhook/command"
 )
 
 // replicaArgsEnv, when set (to the command's arguments as a JSON list),
@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
-		code := command.Main(ctx, list, os.Stdout, os.Stderr)
+		code := webhook.Main(ctx, list, os.Stdout, os.Stderr)
 		stop()
 		os.Exit(code)
 	}
@@ -69,7 +69,7 @@ func TestReplicaUnderLoad(t *testing.T) {
 	dir := t.TempDir()
 	ca := newCA(t)
 	ca.issue(t, dir)
-	s := &server{port: freePort(t), metrics: freePort(t), probes: freePort(t)}
+	s := &server{port: testkit.FreePort(t), metrics: testkit.FreePort(t), probes: testkit.FreePort(t)}
 	args, _ := json.Marshal([]string{
 		"--kubeconfig=" + c.kubeconfig, "--config=" + c.configFile(t), "--namespace=" + releaseNamespace,
 		"--host=127.0.0.1", "--port=" + strconv.Itoa(s.port),
@@ -96,7 +96,7 @@ func TestReplicaUnderLoad(t *testing.T) {
 			t.Logf("replica's log:\n%s", out)
 		}
 	})
-	waitUntil(t, time.Minute, "the replica is ready", func() error {
+	testkit.Eventually(t, time.Minute, "the replica is ready", func() error {
 		if code, body := s.get("probes", "/readyz"); code != http.StatusOK {
 			return fmt.Errorf("/readyz %d: %s", code, body)
 		}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/meshinit/meshinit/certs"
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
 // testRotation serves certificates from files, replaces the serving
@@ -22,7 +23,7 @@ func testRotation(t *testing.T, c *cluster, mwcName string) {
 	dir := t.TempDir()
 	ca := newCA(t)
 	first := ca.issue(t, dir)
-	port := freePort(t)
+	port := testkit.FreePort(t)
 	cfg := c.webhookConfig(t, fmt.Sprintf("https://localhost:%d", port))
 	cfg.ResourceVersion = ""
 	current, err := mwcs.Get(ctx, mwcName, metav1.GetOptions{})
@@ -68,7 +69,7 @@ func testRotation(t *testing.T, c *cluster, mwcName string) {
 	}
 	time.Sleep(time.Second)
 	second := ca.issue(t, dir)
-	waitUntil(t, 30*time.Second, "the rotated certificate served", func() error {
+	testkit.Eventually(t, 30*time.Second, "the rotated certificate served", func() error {
 		if serial, err := servedSerial(port); err != nil || serial != second {
 			return fmt.Errorf("serving %s (%v), want %s", serial, err, second)
 		}

@@ -13,7 +13,7 @@ import (
 	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
-	"github.com/meshinit/meshinit/internal/chart"
+	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/internal/poll"
 )
 
@@ -53,7 +53,7 @@ func (c *Cluster) Install(ctx context.Context, vals map[string]any) error {
 	if err != nil {
 		return err
 	}
-	ch, err := chart.Load()
+	ch, err := charts.Load()
 	if err != nil {
 		return err
 	}

@@ -31,8 +31,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/initimage/image"
-	"github.com/meshinit/meshinit/internal/chart"
 	"github.com/meshinit/meshinit/internal/ociimage"
 )
 
@@ -55,7 +55,7 @@ type binary struct {
 
 var (
 	redirectorBin = binary{pkg: module + "/initimage/cmd/redirector", versionVar: module + "/initimage/command.Version"}
-	webhookBin    = binary{pkg: module + "/webhook/cmd/meshinit-webhook", versionVar: module + "/webhook/command.Version"}
+	webhookBin    = binary{pkg: module + "/webhook/cmd/meshinit-webhook", versionVar: module + "/webhook.Version"}
 	testserverBin = binary{pkg: module + "/internal/testproxy/cmd/testserver"}
 )
 
@@ -126,7 +126,7 @@ func init() {
 // DefaultVersion is the chart's appVersion, so that the chart's default
 // image references name exactly what Build builds.
 func DefaultVersion() (string, error) {
-	ch, err := chart.Load()
+	ch, err := charts.Load()
 	if err != nil {
 		return "", err
 	}

@@ -19,7 +19,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/meshinit/meshinit/internal/chart"
+	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/internal/ociimage"
 )
 
@@ -43,7 +43,7 @@ func TestChartDefaultImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := chart.Objects(chart.Options{}, true)
+	objs, err := charts.Objects(charts.Options{}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

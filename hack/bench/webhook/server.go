@@ -18,7 +18,7 @@ import (
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/meshinit/meshinit/internal/chart"
+	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/webhook"
 )
 
@@ -80,7 +80,7 @@ func serveCPU(w http.ResponseWriter, _ *http.Request) {
 
 // chartConfig is the webhook configuration the chart installs by default.
 func chartConfig() (webhook.Config, error) {
-	objs, err := chart.Objects(chart.Options{}, false)
+	objs, err := charts.Objects(charts.Options{}, false)
 	if err != nil {
 		return webhook.Config{}, err
 	}

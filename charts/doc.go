@@ -1,0 +1,116 @@
+// Package charts is meshinit's Helm chart as Go sees it: the chart's files
+// (charts/meshinit, embedded in the package) loaded and rendered with Helm's
+// Go packages. Tests and tools use it so every manifest has exactly one copy:
+// the chart's template. Start with [Render] and [Objects].
+//
+// The package's tests are every test of what the chart renders: whole
+// renders against golden files (testdata/golden), helm lint, the values
+// schema, the workloads and access rules, an install with Helm into a real
+// API server, and the ValidatingAdmissionPolicy (policy_*_test.go), which
+// the rest of this comment describes.
+//
+// # The ValidatingAdmissionPolicy
+//
+// The policy is YAML in the chart, its only copy
+// (meshinit/templates/policy-*.yaml), and its parameters are RedirectPolicy
+// objects (api/v1alpha1; CRD in meshinit/crds/). Its tests render the chart
+// and install what it renders into a real API server, or evaluate it
+// in-process.
+//
+// # What the policy enforces
+//
+// The policy runs inside the API server, after every mutating admission
+// webhook. So it holds even when the meshinit webhook is down and its
+// failurePolicy is Ignore: a pod that the webhook should have injected but
+// did not is rejected (unless its RedirectPolicy says interception is
+// Optional), instead of running without its traffic going through the proxy.
+//
+// It checks pods on CREATE, and on UPDATE when their init containers change
+// (the API server lets their images change, and the kubelet then restarts
+// them); and the pod templates of Deployments, StatefulSets, DaemonSets,
+// ReplicaSets, Jobs and CronJobs on CREATE and on any UPDATE that changes
+// the template (so `kubectl apply` of a bad Deployment fails at once, while
+// an old workload can still be scaled, relabelled or deleted). It never
+// looks at kube-system, the release namespace, or namespaces labelled
+// meshinit.io/injection=disabled.
+//
+// A pod (or template) is intercepted as the webhook decides: its namespace
+// has meshinit.io/injection=enabled or it has label meshinit.io/inject=true;
+// it does not have meshinit.io/inject=false; it does not use hostNetwork.
+//
+// meshinit's init container is recognised by what it runs, never by its
+// name or the meshinit.io/status annotation: the chart's image
+// (webhook.inject.image), no command, exactly the arguments the chart
+// configures the webhook to write (redirect.Config.Args: `apply` and one
+// --key=value per setting, in the settings table's order; the settings only
+// the cluster sets equal to the chart's values, the lists a pod sets read
+// below), no env, envFrom, volume mounts or devices, working directory,
+// restartPolicy, lifecycle or probes; and, with webhook.inject.placement
+// first, the first init container. For each RedirectPolicy that applies,
+// the policy rejects:
+//
+//   - when interception is Required, a pod or template labelled
+//     meshinit.io/inject=false in an opted-in namespace, or using
+//     hostNetwork where it would be intercepted (its namespace opted in, or
+//     labelled meshinit.io/inject=true);
+//   - an intercepted pod without meshinit's init container, or with an init
+//     container named meshinit-redirect that is not meshinit's, unless
+//     interception is Optional. Pods only: the webhook mutates pods, never
+//     templates, so a template cannot be expected to carry the container;
+//   - on an intercepted pod or template whose RedirectPolicy is not
+//     Optional, a container other than meshinit's that is privileged or adds
+//     NET_ADMIN, NET_RAW, SYS_ADMIN or ALL (it could rewrite the pod's rules);
+//   - on an intercepted pod or template, when interception is Required or
+//     outbound ports are required, a container other than meshinit's and the
+//     chart's proxy containers (policy.proxyContainers: name and image;
+//     with tests enabled, the helm test's proxy) that runs as the proxy UID
+//     or GID (runAsUser, runAsGroup; the pod's securityContext counts for
+//     the containers that set none);
+//   - in the lists a pod sets, in its annotations and (once injected) in
+//     meshinit's arguments: traffic.meshinit.io/exclude-inbound-ports or
+//     exclude-outbound-ports listing a required port (a range or "*" that
+//     covers it counts); include-inbound-ports that is not "*" and leaves
+//     one out; while outbound ports are required, exclude-outbound-cidrs
+//     with an entry outside every allowedOutboundCIDRExclusions entry, and
+//     include-outbound-cidrs other than "*" narrowing an IP family the
+//     allowed ones do not cover whole;
+//   - a list that cannot be read (so what it takes around the proxy cannot be
+//     checked), when the RedirectPolicy requires ports in its direction.
+//     Every list is refused first when over the list limits (4096 bytes,
+//     256 entries), at a cost that does not grow with its size.
+//
+// The CEL reads port lists exactly as redirect.ParsePortList does and CIDR
+// lists as redirect.ParseCIDRList does (both refuse IPv4-mapped IPv6
+// addresses, which Kubernetes' cidr() and ip() cannot read); one table of values
+// for each (policy_portlists_test.go, policy_cidrlists_test.go) is run through both,
+// in-process and through a real API server. What the policy expects of
+// meshinit's container is checked against the redirect package and the
+// webhook, run in-process with the same chart values (policy_settings_test.go).
+//
+// # Which RedirectPolicies apply: additive, never replacing
+//
+// Two bindings evaluate the policy once per RedirectPolicy they select: the
+// -cluster binding every RedirectPolicy in the release namespace (the chart
+// creates one named "default"), for all namespaces; the -namespace binding
+// every RedirectPolicy in the request's own namespace. A request must pass
+// every evaluation, so a namespace's RedirectPolicy adds to the cluster-wide
+// ones and can never relax them: the strictest interception wins and the
+// required ports add up. Denials name the RedirectPolicy that required them.
+// When a binding selects no RedirectPolicy it admits
+// (parameterNotFoundAction: Allow): nothing is required until a
+// RedirectPolicy says so. Without the RedirectPolicy CRD the policy cannot be
+// evaluated, and failurePolicy (Fail by default) rejects every request it
+// matches: uninstall the chart before deleting the CRD.
+//
+// # Cost
+//
+// One evaluation may cost celconfig.RuntimeCELCostBudget (10,000,000) in
+// total, and each expression celconfig.PerCallLimit (1,000,000). With the
+// most required ports (64 each way) and allowed CIDRs (64), a pod of 110
+// containers and all ten lists (five annotations, five arguments) at the
+// most entries allowed uses about 20% of the budget, messages included
+// (TestCostHeadroom -v prints the figures). A list over the limits is
+// refused at a cost that does not depend on its size (TestCostOfPaddedLists),
+// so padding cannot exhaust the budget and slip through under
+// policy.failurePolicy Ignore.
+package charts

@@ -1,0 +1,82 @@
+package charts_test
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/meshinit/meshinit/charts"
+	"github.com/meshinit/meshinit/internal/testkit"
+)
+
+// scenarios are the values the golden renders and the lint use.
+var scenarios = []struct {
+	name   string
+	values func(t *testing.T) map[string]any
+}{
+	{"default", func(*testing.T) map[string]any { return nil }},
+	{"cert-manager", func(*testing.T) map[string]any {
+		return map[string]any{"certManager": map[string]any{"enabled": true}}
+	}},
+	// The Secret provided by the user, and the webhook scaled down: NOTES.txt
+	// says what both mean.
+	{"existing-secret-zero-replicas", func(*testing.T) map[string]any {
+		return map[string]any{"certs": map[string]any{"existingSecret": true}, "webhook": map[string]any{"replicas": 0}}
+	}},
+	{"every-knob", func(t *testing.T) map[string]any { return valuesFile(t, "testdata/every-knob.yaml") }},
+}
+
+func valuesFile(t *testing.T, file string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := yaml.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return v
+}
+
+// renderAll renders every template, NOTES.txt and tests included, as one
+// document: each file under a "# Source:" line, in path order.
+func renderAll(t *testing.T, values map[string]any) string {
+	t.Helper()
+	files, err := charts.Render(charts.Options{Values: values, IncludeCRDs: false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := make([]string, 0, len(files))
+	for p, s := range files {
+		if strings.TrimSpace(s) != "" {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	var b strings.Builder
+	for _, p := range paths {
+		b.WriteString("---\n# Source: " + p + "\n")
+		b.WriteString(strings.TrimLeft(files[p], "\n"))
+		if !strings.HasSuffix(files[p], "\n") {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// TestGolden compares whole renders with testdata/golden/<scenario>.yaml;
+// go test ./charts -run TestGolden -update rewrites them.
+func TestGolden(t *testing.T) {
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			got := renderAll(t, sc.values(t))
+			file := filepath.Join("testdata", "golden", sc.name+".yaml")
+			testkit.Golden(t, file, []byte(got))
+		})
+	}
+}

@@ -1,0 +1,297 @@
+package charts_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Messages of the RedirectPolicies the cluster tests install: the default
+// (meshinit-system/default: inbound 8443 and 9443, outbound 5432,
+// AllowOptOut) and team-strict/strict (inbound 9090, Required).
+const (
+	msgExcluded8443       = "port 8443 is required by RedirectPolicy meshinit-system/default and cannot be listed in traffic.meshinit.io/exclude-inbound-ports"
+	msgExcludedBoth       = "ports 8443, 9443 are required by RedirectPolicy meshinit-system/default and cannot be listed in traffic.meshinit.io/exclude-inbound-ports"
+	msgNotIncluded        = `ports 8443, 9443 are required by RedirectPolicy meshinit-system/default and must be listed in traffic.meshinit.io/include-inbound-ports (or set it to "*")`
+	msgNotIncluded9443    = `port 9443 is required by RedirectPolicy meshinit-system/default and must be listed in traffic.meshinit.io/include-inbound-ports (or set it to "*")`
+	msgExcluded5432       = "port 5432 is required by RedirectPolicy meshinit-system/default and cannot be listed in traffic.meshinit.io/exclude-outbound-ports"
+	msgUninjected         = "pod arrived without the meshinit-redirect init container (is the meshinit webhook running?), but RedirectPolicy meshinit-system/default requires interception (interception: AllowOptOut)"
+	msgStrictExcluded9090 = "port 9090 is required by RedirectPolicy team-strict/strict and cannot be listed in traffic.meshinit.io/exclude-inbound-ports"
+	msgStrictNotIncluded  = `port 9090 is required by RedirectPolicy team-strict/strict and must be listed in traffic.meshinit.io/include-inbound-ports (or set it to "*")`
+	msgStrictOptOut       = "SUBJECT label meshinit.io/inject=false opts out of meshinit, but RedirectPolicy team-strict/strict requires every pod in namespace team-strict to be intercepted (interception: Required)"
+)
+
+func badEntry(annotation, entry, direction, ports string) string {
+	return annotation + " entry " + entry + " is not a port 1-65535 or a range first-last of them, so RedirectPolicy meshinit-system/default cannot check that " + direction + " " + ports + " intercepted"
+}
+
+// cidrsAllowed is the end of the default RedirectPolicy's CIDR messages.
+const cidrsAllowed = ", but RedirectPolicy meshinit-system/default requires outbound port 5432 to reach it and allows excluding only 10.0.0.0/8, 169.254.169.254/32 (allowedOutboundCIDRExclusions)"
+
+// cidrsTaken and cidrsNarrowed are the default RedirectPolicy's messages for
+// an exclude list taking destinations around the proxy, and an include list
+// leaving families out.
+func cidrsTaken(field, value, taken string) string {
+	return field + " " + strconv.Quote(value) + " takes " + taken + " around the proxy" + cidrsAllowed
+}
+
+func cidrsNarrowed(field, value, families string) string {
+	return field + " " + strconv.Quote(value) + " leaves " + families + ` destinations out of the proxy (set it to "*")` + cidrsAllowed
+}
+
+// tooLong is a policy's message for a list value over the limits.
+func tooLong(field, value, policy, direction, ports string) string {
+	return field + " " + strconv.Quote(value[:64]+"...") + " is longer than 4096 bytes or 256 entries, so RedirectPolicy " + policy +
+		" cannot check that " + direction + " " + ports + " intercepted"
+}
+
+// msgProxyUser is the default RedirectPolicy's message for containers that
+// would run as the proxy.
+func msgProxyUser(containers string) string {
+	return "SUBJECT container " + containers + " would run as the proxy (runAsUser 1337 or runAsGroup 1337), whose traffic is never redirected, " +
+		"but RedirectPolicy meshinit-system/default requires outbound port 5432 to reach the proxy; only the proxy containers the chart names (policy.proxyContainers) may"
+}
+
+// msgNetAdmin is the default RedirectPolicy's message for a container that
+// could rewrite the redirect rules.
+func msgNetAdmin(what string) string {
+	return "SUBJECT container " + what + ", so it could rewrite the pod's redirect rules, but RedirectPolicy meshinit-system/default requires interception (interception: AllowOptOut)"
+}
+
+// Containers the proxy-identity cases add.
+var (
+	envoy   = corev1.Container{Name: "envoy", Image: envoyImage + ":v1.30"}
+	setup   = corev1.Container{Name: "setup", Image: "setup"}
+	sidecar = corev1.Container{Name: "sidecar", Image: "sidecar", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)}
+)
+
+// admissionCases: every rule, as a pod and as each workload's pod template.
+var admissionCases = []struct {
+	name      string
+	namespace string
+	pod       *corev1.Pod
+	want      verdict // for the pod; SUBJECT in the message is "pod" or "pod template"
+	// podOnly: the rule holds for pods only, workloads are admitted (the
+	// webhook injects pods, never templates).
+	podOnly bool
+}{
+	{name: "compliant pod", namespace: "team-a", pod: pod("ok", injected)},
+	{name: "compliant annotations", namespace: "team-a", pod: pod("ok", injected, annotations(
+		includeInbound, "80, 8443,9443", excludeInbound, "22,8000-8442,9444", excludeOutbound, "53,5000-5431,5433"))},
+	{name: "include-inbound-ports star", namespace: "team-a", pod: pod("ok", injected, annotations(includeInbound, " * "))},
+	{name: "exclude-inbound-ports lists a required port", namespace: "team-a",
+		pod:  pod("p", injected, annotations(excludeInbound, "80,8443")),
+		want: verdict{clusterBinding, msgExcluded8443, metav1.StatusReasonForbidden}},
+	{name: "exclude-inbound-ports range covers required ports", namespace: "team-a",
+		pod:  pod("p", injected, annotations(excludeInbound, "8000-9999")),
+		want: verdict{clusterBinding, msgExcludedBoth, metav1.StatusReasonForbidden}},
+	{name: "exclude-inbound-ports star", namespace: "team-a",
+		pod:  pod("p", injected, annotations(excludeInbound, "*")),
+		want: verdict{clusterBinding, msgExcludedBoth, metav1.StatusReasonForbidden}},
+	{name: "include-inbound-ports leaves out required ports", namespace: "team-a",
+		pod:  pod("p", injected, annotations(includeInbound, "80,443")),
+		want: verdict{clusterBinding, msgNotIncluded, metav1.StatusReasonForbidden}},
+	{name: "include-inbound-ports leaves out one", namespace: "team-a",
+		pod:  pod("p", injected, annotations(includeInbound, "8443")),
+		want: verdict{clusterBinding, msgNotIncluded9443, metav1.StatusReasonForbidden}},
+	{name: "include-inbound-ports empty", namespace: "team-a",
+		pod:  pod("p", injected, annotations(includeInbound, "")),
+		want: verdict{clusterBinding, msgNotIncluded, metav1.StatusReasonForbidden}},
+	{name: "exclude-outbound-ports lists a required port", namespace: "team-a",
+		pod:  pod("p", injected, annotations(excludeOutbound, "5432")),
+		want: verdict{clusterBinding, msgExcluded5432, metav1.StatusReasonForbidden}},
+	{name: "exclude-outbound-ports range covers a required port", namespace: "team-a",
+		pod:  pod("p", injected, annotations(excludeOutbound, "80, 5000-6000")),
+		want: verdict{clusterBinding, msgExcluded5432, metav1.StatusReasonForbidden}},
+	{name: "exclude-inbound-ports unreadable", namespace: "team-a",
+		pod:  pod("p", injected, annotations(excludeInbound, "80,8000-")),
+		want: verdict{clusterBinding, badEntry(excludeInbound, `"8000-"`, "inbound", "ports 8443, 9443 are"), metav1.StatusReasonInvalid}},
+	{name: "include-inbound-ports star in a list", namespace: "team-a",
+		pod:  pod("p", injected, annotations(includeInbound, "8443,9443,*")),
+		want: verdict{clusterBinding, badEntry(includeInbound, `"*"`, "inbound", "ports 8443, 9443 are"), metav1.StatusReasonInvalid}},
+	{name: "exclude-outbound-ports unreadable", namespace: "team-a",
+		pod:  pod("p", injected, annotations(excludeOutbound, "http")),
+		want: verdict{clusterBinding, badEntry(excludeOutbound, `"http"`, "outbound", "port 5432 is"), metav1.StatusReasonInvalid}},
+	{name: "arrived without the init container", namespace: "team-a", pod: pod("p"), podOnly: true,
+		want: verdict{clusterBinding, msgUninjected, metav1.StatusReasonForbidden}},
+	{name: "another init container is not meshinit's", namespace: "team-a", podOnly: true,
+		pod:  pod("p", func(p *corev1.Pod) { p.Spec.InitContainers = []corev1.Container{{Name: "setup", Image: "setup"}} }),
+		want: verdict{clusterBinding, msgUninjected, metav1.StatusReasonForbidden}},
+	{name: "opted out where the default allows it", namespace: "team-a",
+		pod: pod("p", labels(podLabel, "false"), annotations(excludeInbound, "8443", excludeOutbound, "5432"))},
+	{name: "opted out where a namespace policy requires interception", namespace: "team-strict",
+		pod:  pod("p", labels(podLabel, "false")),
+		want: verdict{namespaceBinding, msgStrictOptOut, metav1.StatusReasonForbidden}},
+	{name: "pod label opts in outside opted-in namespaces", namespace: "plain",
+		pod:  pod("p", injected, labels(podLabel, "true"), annotations(excludeInbound, "8443")),
+		want: verdict{clusterBinding, msgExcluded8443, metav1.StatusReasonForbidden}},
+	{name: "pod label opts in, webhook missed it", namespace: "plain", pod: pod("p", labels(podLabel, "true")), podOnly: true,
+		want: verdict{clusterBinding, msgUninjected, metav1.StatusReasonForbidden}},
+	{name: "namespace not opted in: never touched", namespace: "plain",
+		pod: pod("p", annotations(includeInbound, "", excludeInbound, "*", excludeOutbound, "garbage"))},
+	{name: "namespace opted out: never touched", namespace: "opted-out",
+		pod: pod("p", labels(podLabel, "true"), annotations(excludeInbound, "8443"))},
+	{name: "host network: never intercepted", namespace: "team-a",
+		pod: pod("p", hostNetwork, annotations(excludeInbound, "8443"))},
+	{name: "namespace policy adds a port", namespace: "team-strict",
+		pod:  pod("p", injected, annotations(excludeInbound, "9090")),
+		want: verdict{namespaceBinding, msgStrictExcluded9090, metav1.StatusReasonForbidden}},
+	{name: "namespace policy adds to the include list", namespace: "team-strict",
+		pod:  pod("p", injected, annotations(includeInbound, "8443,9443")),
+		want: verdict{namespaceBinding, msgStrictNotIncluded, metav1.StatusReasonForbidden}},
+	{name: "namespace policy keeps the default's ports", namespace: "team-strict",
+		pod:  pod("p", injected, annotations(excludeInbound, "8443")),
+		want: verdict{clusterBinding, msgExcluded8443, metav1.StatusReasonForbidden}},
+	{name: "namespace policy cannot relax ports", namespace: "team-lax",
+		pod:  pod("p", injected, annotations(excludeOutbound, "5432")),
+		want: verdict{clusterBinding, msgExcluded5432, metav1.StatusReasonForbidden}},
+	{name: "namespace policy cannot relax injection", namespace: "team-lax", pod: pod("p"), podOnly: true,
+		want: verdict{clusterBinding, msgUninjected, metav1.StatusReasonForbidden}},
+
+	// Outbound CIDRs, while the default RedirectPolicy requires outbound port 5432.
+	{name: "exclude-outbound-cidrs inside the allowed ones", namespace: "team-a",
+		pod: pod("ok", injected, annotations(excludeCIDRs, "10.1.0.0/16, 169.254.169.254"))},
+	{name: "exclude-outbound-cidrs everything", namespace: "team-a",
+		pod:  pod("p", injected, annotations(excludeCIDRs, "0.0.0.0/0,::/0")),
+		want: verdict{clusterBinding, cidrsTaken(excludeCIDRs, "0.0.0.0/0,::/0", "0.0.0.0/0, ::/0"), metav1.StatusReasonForbidden}},
+	{name: "exclude-outbound-cidrs partly outside", namespace: "team-a",
+		pod:  pod("p", injected, annotations(excludeCIDRs, "10.0.0.0/8,192.168.1.1")),
+		want: verdict{clusterBinding, cidrsTaken(excludeCIDRs, "10.0.0.0/8,192.168.1.1", "192.168.1.1/32"), metav1.StatusReasonForbidden}},
+	{name: "exclude-outbound-cidrs wider than the allowed one", namespace: "team-a",
+		pod:  pod("p", injected, annotations(excludeCIDRs, "10.0.0.0/7")),
+		want: verdict{clusterBinding, cidrsTaken(excludeCIDRs, "10.0.0.0/7", "10.0.0.0/7"), metav1.StatusReasonForbidden}},
+	{name: "exclude-outbound-cidrs star", namespace: "team-a",
+		pod:  pod("p", injected, annotations(excludeCIDRs, "*")),
+		want: verdict{clusterBinding, cidrsTaken(excludeCIDRs, "*", "*"), metav1.StatusReasonForbidden}},
+	{name: "exclude-outbound-cidrs unreadable", namespace: "team-a",
+		pod: pod("p", injected, annotations(excludeCIDRs, "10.0.0.0/8,example.com")),
+		want: verdict{clusterBinding, excludeCIDRs + ` entry "example.com" is not an IP address or a CIDR (IPv4-mapped IPv6 addresses are refused: write them as IPv4), ` +
+			"so RedirectPolicy meshinit-system/default cannot check that outbound port 5432 is intercepted", metav1.StatusReasonInvalid}},
+	{name: "include-outbound-cidrs star", namespace: "team-a", pod: pod("ok", injected, annotations(includeCIDRs, "*"))},
+	{name: "include-outbound-cidrs everything listed", namespace: "team-a", pod: pod("ok", injected, annotations(includeCIDRs, "0.0.0.0/0, ::/0"))},
+	{name: "include-outbound-cidrs empty", namespace: "team-a",
+		pod:  pod("p", injected, annotations(includeCIDRs, "")),
+		want: verdict{clusterBinding, cidrsNarrowed(includeCIDRs, "", "IPv4 and IPv6"), metav1.StatusReasonForbidden}},
+	{name: "include-outbound-cidrs narrowed", namespace: "team-a",
+		pod:  pod("p", injected, annotations(includeCIDRs, "10.0.0.0/8")),
+		want: verdict{clusterBinding, cidrsNarrowed(includeCIDRs, "10.0.0.0/8", "IPv4 and IPv6"), metav1.StatusReasonForbidden}},
+	{name: "include-outbound-cidrs without IPv6", namespace: "team-a",
+		pod:  pod("p", injected, annotations(includeCIDRs, "0.0.0.0/0")),
+		want: verdict{clusterBinding, cidrsNarrowed(includeCIDRs, "0.0.0.0/0", "IPv6"), metav1.StatusReasonForbidden}},
+	{name: "annotation too long", namespace: "team-a",
+		pod:  pod("p", injected, annotations(excludeInbound, paddedList(maxListBytes+1))),
+		want: verdict{clusterBinding, tooLong(excludeInbound, paddedList(maxListBytes+1), "meshinit-system/default", "inbound", "ports 8443, 9443 are"), metav1.StatusReasonInvalid}},
+	{name: "annotation with too many entries", namespace: "team-a",
+		pod:  pod("p", injected, annotations(excludeCIDRs, cidrList(maxListEntries+1))),
+		want: verdict{clusterBinding, tooLong(excludeCIDRs, cidrList(maxListEntries+1), "meshinit-system/default", "outbound", "port 5432 is"), metav1.StatusReasonInvalid}},
+
+	// The proxy's identity, while the default RedirectPolicy requires outbound port 5432.
+	{name: "app container runs as the proxy UID", namespace: "team-a",
+		pod: pod("p", injected, runAsUser("app", 1337)), want: verdict{clusterBinding, msgProxyUser("app"), metav1.StatusReasonForbidden}},
+	{name: "app container runs as the proxy GID", namespace: "team-a",
+		pod: pod("p", injected, runAsGroup("app", 1337)), want: verdict{clusterBinding, msgProxyUser("app"), metav1.StatusReasonForbidden}},
+	{name: "pod runs as the proxy UID", namespace: "team-a",
+		pod:  pod("p", injected, withContainer(corev1.Container{Name: "second", Image: "app"}), podSecurity(func(sc *corev1.PodSecurityContext) { sc.RunAsUser = ptr.To[int64](1337) })),
+		want: verdict{clusterBinding, msgProxyUser("app, second"), metav1.StatusReasonForbidden}},
+	{name: "pod runs as the proxy GID", namespace: "team-a",
+		pod:  pod("p", injected, podSecurity(func(sc *corev1.PodSecurityContext) { sc.RunAsGroup = ptr.To[int64](1337) })),
+		want: verdict{clusterBinding, msgProxyUser("app"), metav1.StatusReasonForbidden}},
+	{name: "pod runs as the proxy GID, the container as another", namespace: "team-a",
+		pod: pod("ok", injected, runAsGroup("app", 1000), podSecurity(func(sc *corev1.PodSecurityContext) { sc.RunAsGroup = ptr.To[int64](1337) }))},
+	{name: "init container runs as the proxy UID", namespace: "team-a",
+		pod: pod("p", injected, withInit(setup), runAsUser("setup", 1337)), want: verdict{clusterBinding, msgProxyUser("setup"), metav1.StatusReasonForbidden}},
+	{name: "native sidecar runs as the proxy UID", namespace: "team-a",
+		pod: pod("p", injected, withInit(sidecar), runAsUser("sidecar", 1337)), want: verdict{clusterBinding, msgProxyUser("sidecar"), metav1.StatusReasonForbidden}},
+	{name: "the proxy container runs as the proxy", namespace: "team-a",
+		pod: pod("ok", injected, withContainer(envoy), runAsUser("envoy", 1337), runAsGroup("envoy", 1337))},
+	{name: "the proxy container by digest", namespace: "team-a",
+		pod: pod("ok", injected, withContainer(corev1.Container{Name: "envoy", Image: envoyImage + "@sha256:" + strings.Repeat("ab", 32)}), runAsUser("envoy", 1337))},
+	{name: "the proxy container untagged", namespace: "team-a",
+		pod: pod("ok", injected, withContainer(corev1.Container{Name: "envoy", Image: envoyImage}), runAsUser("envoy", 1337))},
+	{name: "the proxy's name with another image", namespace: "team-a",
+		pod:  pod("p", injected, withContainer(corev1.Container{Name: "envoy", Image: envoyImage + "-debug:v1"}), runAsUser("envoy", 1337)),
+		want: verdict{clusterBinding, msgProxyUser("envoy"), metav1.StatusReasonForbidden}},
+	{name: "the proxy's image under another name", namespace: "team-a",
+		pod:  pod("p", injected, withContainer(corev1.Container{Name: "shell", Image: envoy.Image}), runAsUser("shell", 1337)),
+		want: verdict{clusterBinding, msgProxyUser("shell"), metav1.StatusReasonForbidden}},
+	{name: "the helm test's proxy", namespace: "team-a",
+		pod: pod("ok", injected, withInit(corev1.Container{Name: "proxy", Image: "ghcr.io/meshinit/test-proxy:0.1.0", RestartPolicy: sidecar.RestartPolicy}), runAsUser("proxy", 1337))},
+	{name: "opted out: the proxy UID is no concern", namespace: "team-a",
+		pod: pod("ok", labels(podLabel, "false"), runAsUser("app", 1337))},
+
+	// Containers that could rewrite the redirect rules.
+	{name: "privileged app container", namespace: "team-a",
+		pod: pod("p", injected, privileged("app")), want: verdict{clusterBinding, msgNetAdmin("app is privileged"), metav1.StatusReasonForbidden}},
+	{name: "app container adds NET_ADMIN", namespace: "team-a",
+		pod: pod("p", injected, addCapabilities("app", "CHOWN", "NET_ADMIN")), want: verdict{clusterBinding, msgNetAdmin("app adds capability NET_ADMIN"), metav1.StatusReasonForbidden}},
+	{name: "app container adds net_raw", namespace: "team-a",
+		pod: pod("p", injected, addCapabilities("app", "net_raw")), want: verdict{clusterBinding, msgNetAdmin("app adds capability net_raw"), metav1.StatusReasonForbidden}},
+	{name: "app container adds CAP_SYS_ADMIN", namespace: "team-a",
+		pod: pod("p", injected, addCapabilities("app", "CAP_SYS_ADMIN")), want: verdict{clusterBinding, msgNetAdmin("app adds capability CAP_SYS_ADMIN"), metav1.StatusReasonForbidden}},
+	{name: "app container adds ALL", namespace: "team-a",
+		pod: pod("p", injected, addCapabilities("app", "ALL")), want: verdict{clusterBinding, msgNetAdmin("app adds capability ALL"), metav1.StatusReasonForbidden}},
+	{name: "init container adds NET_ADMIN", namespace: "team-a",
+		pod: pod("p", injected, withInit(setup), addCapabilities("setup", "NET_ADMIN")), want: verdict{clusterBinding, msgNetAdmin("setup adds capability NET_ADMIN"), metav1.StatusReasonForbidden}},
+	{name: "harmless capability", namespace: "team-a", pod: pod("ok", injected, addCapabilities("app", "NET_BIND_SERVICE"))},
+	{name: "opted out: privileges are no concern", namespace: "team-a", pod: pod("ok", labels(podLabel, "false"), privileged("app"))},
+
+	// hostNetwork.
+	{name: "host network where interception is Required", namespace: "team-strict",
+		pod: pod("p", hostNetwork),
+		want: verdict{namespaceBinding, "SUBJECT uses the node's network (hostNetwork: true), where meshinit cannot redirect its traffic, " +
+			"but RedirectPolicy team-strict/strict requires interception (interception: Required)", metav1.StatusReasonForbidden}},
+	{name: "host network opted in by label, interception AllowOptOut", namespace: "plain", pod: pod("ok", hostNetwork, labels(podLabel, "true"))},
+}
+
+// TestAdmission creates (dry run) every case as a pod and as the pod
+// template of each workload kind against a real API server, and checks the
+// verdict: admitted, or denied by the right binding with the exact message.
+func TestAdmission(t *testing.T) {
+	c := apiServer(t)
+	for _, tc := range admissionCases {
+		t.Run(tc.name, func(t *testing.T) {
+			want := tc.want
+			want.message = strings.ReplaceAll(want.message, "SUBJECT", "pod")
+			if err := c.checkVerdict(tc.namespace, tc.pod, want); err != nil {
+				t.Error(err)
+			}
+			for _, w := range workloads {
+				want := tc.want
+				want.message = strings.ReplaceAll(want.message, "SUBJECT", "pod template")
+				if tc.podOnly {
+					want = verdict{}
+				}
+				if err := c.checkVerdict(tc.namespace, w.of(tc.pod), want); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
+// TestNothingStored creates a compliant and a violating pod for real: the
+// first is stored, the second is not.
+func TestNothingStored(t *testing.T) {
+	c := apiServer(t)
+	ctx := context.Background()
+	ok := pod("stored", injected)
+	ok.Namespace = "team-a"
+	if err := c.client.Create(ctx, ok); err != nil {
+		t.Fatalf("creating a compliant pod: %v", err)
+	}
+	t.Cleanup(func() { _ = c.client.Delete(ctx, ok) })
+	bad := pod("refused", injected, annotations(excludeInbound, "8443"))
+	bad.Namespace = "team-a"
+	if got, err := verdictOf(c.client.Create(ctx, bad)); err != nil || got.message != msgExcluded8443 {
+		t.Fatalf("creating a violating pod: verdict %+v, error %v", got, err)
+	}
+	if err := c.client.Get(ctx, client.ObjectKeyFromObject(bad), &corev1.Pod{}); err == nil {
+		t.Fatal("the refused pod was stored")
+	}
+}

@@ -1,0 +1,36 @@
+package charts_test
+
+import (
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/meshinit/meshinit/charts"
+)
+
+// releaseNamespace is where the tests install the chart: its RedirectPolicies
+// apply to every namespace.
+const releaseNamespace = "meshinit-system"
+
+// chartPolicyObjects renders the chart with values and returns the policy's
+// objects, in install order: the RedirectPolicy CRD, the
+// ValidatingAdmissionPolicy, its bindings and the default RedirectPolicy.
+// Everything else in the chart (the webhook) is left out.
+func chartPolicyObjects(t testing.TB, values map[string]any) []*unstructured.Unstructured {
+	t.Helper()
+	objs := charts.MustObjects(t, charts.Options{Namespace: releaseNamespace, Values: values, IncludeCRDs: true}, false)
+	out := charts.Find(objs, "CustomResourceDefinition", "redirectpolicies.meshinit.io")
+	for _, kind := range []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "RedirectPolicy"} {
+		out = append(out, charts.Find(objs, kind, "")...)
+	}
+	return out
+}
+
+// chartPolicy is the chart's ValidatingAdmissionPolicy, rendered with values.
+func chartPolicy(t *testing.T, values map[string]any) *admissionregistrationv1.ValidatingAdmissionPolicy {
+	t.Helper()
+	var vap admissionregistrationv1.ValidatingAdmissionPolicy
+	charts.DecodeOne(t, chartPolicyObjects(t, values), "ValidatingAdmissionPolicy", policyName, &vap)
+	return &vap
+}

@@ -1,0 +1,193 @@
+package charts_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/meshinit/meshinit/api/v1alpha1"
+	"github.com/meshinit/meshinit/redirect"
+)
+
+// withoutDefaultPolicy installs the chart with defaultRedirectPolicy.enabled
+// false and deletes the default RedirectPolicy (as helm upgrade would),
+// restoring both when the test ends.
+func (c *cluster) withoutDefaultPolicy(t *testing.T) {
+	t.Helper()
+	c.install(t, testValuesWith(func(policy map[string]any) { policy["defaultRedirectPolicy"] = map[string]any{"enabled": false} }))
+	if err := c.client.Delete(context.Background(), redirectPolicy(releaseNamespace, "default", v1alpha1.RedirectPolicySpec{})); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.install(t, testValues())
+		c.awaitInstalled(t)
+	})
+	c.awaitVerdict(t, "team-a", pod("probe", injected, annotations(excludeInbound, "8443")), verdict{})
+}
+
+// TestMissingParameters: with no RedirectPolicy for a binding to select,
+// that binding admits (parameterNotFoundAction: Allow); namespaces with their
+// own RedirectPolicy still get it.
+func TestMissingParameters(t *testing.T) {
+	c := apiServer(t)
+	c.withoutDefaultPolicy(t)
+	for _, tc := range []struct {
+		name, namespace string
+		pod             *corev1.Pod
+		want            verdict
+	}{
+		{"no RedirectPolicy at all: anything goes", "team-a",
+			pod("p", annotations(excludeInbound, "*", includeInbound, "", excludeOutbound, "garbage")), verdict{}},
+		{"the namespace's own policy still holds", "team-strict",
+			pod("p", injected, annotations(excludeInbound, "9090")), verdict{namespaceBinding, msgStrictExcluded9090, metav1.StatusReasonForbidden}},
+		{"the namespace's own Required still holds", "team-strict",
+			pod("p"), verdict{namespaceBinding, "pod arrived without the meshinit-redirect init container (is the meshinit webhook running?), but RedirectPolicy team-strict/strict requires interception (interception: Required)", metav1.StatusReasonForbidden}},
+		{"interception Optional admits an un-injected pod", "team-lax", pod("p"), verdict{}},
+		{"interception Optional admits a privileged container", "team-lax", pod("p", injected, privileged("app")), verdict{}},
+		{"interception Optional, no outbound ports: the proxy UID is no concern", "team-lax", pod("p", injected, runAsUser("app", 1337)), verdict{}},
+		{"interception Required forbids the proxy UID without outbound ports", "team-strict",
+			pod("p", injected, runAsUser("app", 1337)), verdict{namespaceBinding, "pod container app would run as the proxy (runAsUser 1337 or runAsGroup 1337), " +
+				"whose traffic is never redirected, but RedirectPolicy team-strict/strict requires interception (interception: Required); " +
+				"only the proxy containers the chart names (policy.proxyContainers) may", metav1.StatusReasonForbidden}},
+		{"interception Required forbids a forged meshinit-redirect", "team-strict",
+			pod("p", injected, forged(func(c *corev1.Container) { c.Command = []string{"true"} })), verdict{namespaceBinding,
+				"init container meshinit-redirect is not meshinit's: it sets command, but RedirectPolicy team-strict/strict requires interception (interception: Required)", metav1.StatusReasonForbidden}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := c.checkVerdict(tc.namespace, tc.pod, tc.want); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestAPIServerParsesLikeGo runs the shared table of annotation values
+// through a real API server: for each value in each annotation, the policy
+// must reject exactly the values redirect.ParsePortList rejects (its list
+// limits included), and name exactly the required ports the parsed list fails
+// to intercept.
+func TestAPIServerParsesLikeGo(t *testing.T) {
+	c := apiServer(t)
+	c.withoutDefaultPolicy(t)
+	ctx := context.Background()
+	if err := c.client.Create(ctx, namespace("table", namespaceLabel, "enabled")); err != nil {
+		t.Fatal(err)
+	}
+	c.applyPolicy(t, "table", "probes", v1alpha1.RedirectPolicySpec{
+		RequiredInboundPorts: ports(probePorts...), RequiredOutboundPorts: ports(probePorts...), Interception: v1alpha1.InterceptionOptional,
+	})
+	c.awaitVerdict(t, "table", pod("probe", annotations(excludeOutbound, "1")), verdict{namespaceBinding,
+		"port 1 is required by RedirectPolicy table/probes and cannot be listed in traffic.meshinit.io/exclude-outbound-ports", ""})
+
+	direction := map[string]string{includeInbound: "inbound", excludeInbound: "inbound", excludeOutbound: "outbound"}
+	for _, a := range portListAnnotations {
+		for _, tc := range portListCases {
+			t.Run(a.prefix+"/"+tc.name, func(t *testing.T) {
+				l, goErr := redirect.ParsePortList(tc.value)
+				got, err := verdictOf(c.createDryRun("table", pod("p", annotations(a.annotation, tc.value))))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if goErr != nil {
+					prefix, why := unreadable(a.annotation, tc.value, " is not a port 1-65535 or a range first-last of them")
+					suffix := fmt.Sprintf("%s, so RedirectPolicy table/probes cannot check that %s %s intercepted",
+						why, direction[a.annotation], portsAre(probePorts))
+					if got.binding != namespaceBinding || got.reason != metav1.StatusReasonInvalid ||
+						!strings.HasPrefix(got.message, prefix) || !strings.HasSuffix(got.message, suffix) {
+						t.Errorf("%s (Go: %v): got %+v", short(tc.value), goErr, got)
+					}
+					return
+				}
+				var missed []int
+				for _, p := range probePorts {
+					if a.violates(l, uint16(p)) {
+						missed = append(missed, p)
+					}
+				}
+				want := verdict{}
+				switch {
+				case len(missed) == 0:
+				case a.annotation == includeInbound:
+					want = verdict{namespaceBinding, fmt.Sprintf(`%s required by RedirectPolicy table/probes and must be listed in %s (or set it to "*")`, portsAre(missed), a.annotation), metav1.StatusReasonForbidden}
+				default:
+					want = verdict{namespaceBinding, fmt.Sprintf("%s required by RedirectPolicy table/probes and cannot be listed in %s", portsAre(missed), a.annotation), metav1.StatusReasonForbidden}
+				}
+				if got != want {
+					t.Errorf("%s (Go: %q):\n got  %+v\n want %+v", short(tc.value), l, got, want)
+				}
+			})
+		}
+	}
+}
+
+// portsAre renders ports as the policy's messages do.
+func portsAre(ps []int) string {
+	if len(ps) == 1 {
+		return fmt.Sprintf("port %d is", ps[0])
+	}
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = fmt.Sprint(p)
+	}
+	return "ports " + strings.Join(s, ", ") + " are"
+}
+
+// TestWorkloadUpdates: a workload update is checked only when it changes the
+// pod template, so a workload created before its namespace opted in can
+// still be scaled, relabelled and deleted, but not given another violating
+// template.
+func TestWorkloadUpdates(t *testing.T) {
+	c := apiServer(t)
+	ctx := context.Background()
+	ns := namespace("team-later")
+	if err := c.client.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range workloads {
+		t.Run("before opting in/"+w.kind, func(t *testing.T) {
+			obj := w.of(pod(strings.ToLower(w.kind), annotations(excludeInbound, "8443")))
+			obj.SetNamespace(ns.Name)
+			if err := c.client.Create(ctx, obj); err != nil {
+				t.Fatalf("creating before the namespace opts in: %v", err)
+			}
+		})
+	}
+	ns.Labels[namespaceLabel] = "enabled"
+	if err := c.client.Update(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	c.awaitVerdict(t, ns.Name, pod("probe", injected, annotations(excludeInbound, "8443")), verdict{clusterBinding, msgExcluded8443, ""})
+
+	for _, w := range workloads {
+		t.Run("after/"+w.kind, func(t *testing.T) {
+			obj := w.of(pod(strings.ToLower(w.kind)))
+			obj.SetNamespace(ns.Name)
+			if err := c.client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+				t.Fatal(err)
+			}
+			obj.SetLabels(map[string]string{"relabelled": "yes"})
+			if err := c.client.Update(ctx, obj); err != nil {
+				t.Errorf("an update that keeps the pod template: %v", err)
+			}
+			if err := c.client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+				t.Fatal(err)
+			}
+			// A Job's pod template is immutable (the API server says so before
+			// admission policies run).
+			if w.kind != "Job" {
+				templateOf(obj).Annotations[excludeInbound] = "8443,9443"
+				if got, err := verdictOf(c.client.Update(ctx, obj)); err != nil || got.message != msgExcludedBoth {
+					t.Errorf("an update that changes the pod template: verdict %+v, error %v", got, err)
+				}
+			}
+			if err := c.client.Delete(ctx, obj); err != nil {
+				t.Errorf("deleting: %v", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,59 @@
+package charts_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	"k8s.io/apiserver/pkg/cel/openapi/resolver"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// typeChecker is the type checker that fills in a policy's
+// status.typeChecking (kube-controller-manager's
+// validatingadmissionpolicy-status-controller runs k8s.io/apiserver's
+// validating.TypeChecker; envtest runs no controller manager), resolving
+// kinds and schemas, RedirectPolicy's included, from the test API server's
+// discovery and OpenAPI.
+func (c *cluster) typeChecker(t *testing.T) *validating.TypeChecker {
+	t.Helper()
+	dc, err := discovery.NewDiscoveryClientForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &validating.TypeChecker{
+		SchemaResolver: &resolver.ClientDiscoveryResolver{Discovery: dc},
+		RestMapper:     restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)),
+	}
+}
+
+// TestTypeChecking type-checks the installed policy against the matched
+// kinds and RedirectPolicy's schema: no warnings. To show that the check
+// sees those types, a copy with a misspelt parameter field and a misspelt
+// object field gets one warning for each.
+func TestTypeChecking(t *testing.T) {
+	c := apiServer(t)
+	checker := c.typeChecker(t)
+	var installed admissionregistrationv1.ValidatingAdmissionPolicy
+	if err := c.client.Get(context.Background(), client.ObjectKey{Name: policyName}, &installed); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range checker.Check(&installed) {
+		t.Errorf("%s: %s", w.FieldRef, w.Warning)
+	}
+
+	broken := installed.DeepCopy()
+	broken.Spec.Validations[0].Expression = "params.spec.requiredInboundPortz.size() == 0"
+	broken.Spec.Validations[1].Expression = "object.metadata.nam != ''"
+	warnings := checker.Check(broken)
+	if len(warnings) != 2 ||
+		warnings[0].FieldRef != "spec.validations[0].expression" || !strings.Contains(warnings[0].Warning, "undefined field 'requiredInboundPortz'") ||
+		warnings[1].FieldRef != "spec.validations[1].expression" || !strings.Contains(warnings[1].Warning, "undefined field 'nam'") {
+		t.Fatalf("misspelt fields were not reported: %+v", warnings)
+	}
+}

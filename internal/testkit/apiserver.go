@@ -1,0 +1,215 @@
+package testkit
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// assetsUnset is why tests against an API server skip without one.
+const assetsUnset = "KUBEBUILDER_ASSETS is unset: no kube-apiserver, etcd and kubectl to test against (make tools-envtest builds them; make test sets it)"
+
+// NeedAPIServer skips t, saying why, unless KUBEBUILDER_ASSETS names the
+// binaries of an API server. [StartAPIServer] and [Shared.Get] call it.
+func NeedAPIServer(t testing.TB) {
+	t.Helper()
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip(assetsUnset)
+	}
+}
+
+// NeedRoot skips t unless it runs as root; why says what for ("to create
+// network namespaces").
+func NeedRoot(t testing.TB, why string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skipf("needs root %s (make test runs as root, as CI does)", why)
+	}
+}
+
+// Options say how to start an API server.
+type Options struct {
+	// Flags are extra kube-apiserver flags, each "name=value"
+	// ("admission-control-config-file=/path"). Default none.
+	Flags []string
+	// AuditPolicy, when set, is an audit policy (YAML) the API server logs
+	// by, to [APIServer.AuditLog]. Default no audit log.
+	AuditPolicy string
+}
+
+// An APIServer is a kube-apiserver and etcd started by envtest, and an admin
+// (group system:masters) to use them.
+type APIServer struct {
+	// Config is the admin's REST config. Change a copy (rest.CopyConfig).
+	Config *rest.Config
+	// Kubeconfig is a kubeconfig file with the admin's credentials, for
+	// kubectl, Helm and client-go's clientcmd.
+	Kubeconfig string
+	// AuditLog is the audit log's path when Options.AuditPolicy is set.
+	AuditLog string
+
+	env     *envtest.Environment
+	dir     string // the files the kit writes, removed by stop
+	kubectl string // its path
+}
+
+// StartAPIServer starts an API server for t alone, stopped when t ends; it
+// skips t without the binaries (NeedAPIServer).
+func StartAPIServer(t testing.TB, opts Options) *APIServer {
+	t.Helper()
+	NeedAPIServer(t)
+	s, err := start(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.stop(); err != nil {
+			t.Errorf("stopping kube-apiserver and etcd: %v", err)
+		}
+	})
+	return s
+}
+
+func start(opts Options) (_ *APIServer, err error) {
+	s := &APIServer{env: &envtest.Environment{}}
+	if s.dir, err = os.MkdirTemp("", "meshinit-apiserver-"); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(s.dir)
+		}
+	}()
+	args := s.env.ControlPlane.GetAPIServer().Configure()
+	for _, f := range opts.Flags {
+		name, value, ok := strings.Cut(f, "=")
+		if !ok {
+			return nil, fmt.Errorf("kube-apiserver flag %q: want name=value", f)
+		}
+		args.Set(name, value)
+	}
+	if opts.AuditPolicy != "" {
+		policy := filepath.Join(s.dir, "audit-policy.yaml")
+		if err := os.WriteFile(policy, []byte(opts.AuditPolicy), 0o600); err != nil {
+			return nil, err
+		}
+		s.AuditLog = filepath.Join(s.dir, "audit.log")
+		args.Set("audit-policy-file", policy).Set("audit-log-path", s.AuditLog)
+	}
+	if _, err := s.env.Start(); err != nil {
+		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", os.Getenv("KUBEBUILDER_ASSETS"), err)
+	}
+	admin, err := s.env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err == nil {
+		err = s.writeKubeconfig(admin)
+	}
+	if err != nil {
+		return nil, errors.Join(err, s.stop())
+	}
+	s.Config = rest.CopyConfig(admin.Config())
+	return s, nil
+}
+
+func (s *APIServer) writeKubeconfig(admin *envtest.AuthenticatedUser) error {
+	kubeconfig, err := admin.KubeConfig()
+	if err != nil {
+		return err
+	}
+	s.Kubeconfig = filepath.Join(s.dir, "kubeconfig")
+	if err := os.WriteFile(s.Kubeconfig, kubeconfig, 0o600); err != nil {
+		return err
+	}
+	kubectl, err := admin.Kubectl()
+	if err != nil {
+		return err
+	}
+	s.kubectl = kubectl.Path
+	return nil
+}
+
+func (s *APIServer) stop() error {
+	return errors.Join(s.env.Stop(), os.RemoveAll(s.dir))
+}
+
+// User returns the REST config of a user authenticated by a client
+// certificate as name, in groups.
+func (s *APIServer) User(t testing.TB, name string, groups ...string) *rest.Config {
+	t.Helper()
+	u, err := s.env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		t.Fatalf("adding user %s: %v", name, err)
+	}
+	return rest.CopyConfig(u.Config())
+}
+
+// Kubectl runs kubectl as the admin with args and stdin, and returns its
+// output and its error (an *exec.ExitError when it exits non-zero).
+func (s *APIServer) Kubectl(stdin string, args ...string) (stdout, stderr string, err error) {
+	var out, errOut bytes.Buffer
+	cmd := exec.Command(s.kubectl, append([]string{"--kubeconfig", s.Kubeconfig}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+// Shared is one API server for every test of a package that needs one:
+// the first [Shared.Get] starts it, and the package's TestMain calls
+// [Shared.Stop] after m.Run. The zero value, with Options and Setup filled
+// in or not, is ready to use.
+type Shared struct {
+	Options Options
+	// Setup, when set, runs once after the start, as the first test that
+	// needs the server (create what every test expects there). When it
+	// fails that test, every later Get fails too.
+	Setup func(t testing.TB, s *APIServer)
+
+	once   sync.Once
+	server *APIServer
+	err    error
+}
+
+// Get returns the shared API server, starting it on first use; it skips t
+// without the binaries (NeedAPIServer).
+func (sh *Shared) Get(t testing.TB) *APIServer {
+	t.Helper()
+	NeedAPIServer(t)
+	sh.once.Do(func() {
+		// Stays when Setup ends the test (t.Fatal).
+		sh.err = errors.New("the shared API server's setup failed in an earlier test")
+		s, err := start(sh.Options)
+		if err != nil {
+			sh.err = err
+			return
+		}
+		sh.server = s
+		if sh.Setup != nil {
+			sh.Setup(t, s)
+		}
+		sh.err = nil
+	})
+	if sh.err != nil {
+		t.Fatal(sh.err)
+	}
+	return sh.server
+}
+
+// Stop stops the shared API server, if a test started it, and says on
+// stderr when that fails.
+func (sh *Shared) Stop() {
+	if sh.server == nil {
+		return
+	}
+	if err := sh.server.stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping kube-apiserver and etcd:", err)
+	}
+}

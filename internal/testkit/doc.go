@@ -1,0 +1,19 @@
+// Package testkit is what meshinit's tests share, so that each exists once:
+//
+//   - [StartAPIServer] and [Shared]: a kube-apiserver and etcd
+//     (controller-runtime's envtest, from the binaries in
+//     KUBEBUILDER_ASSETS) with an admin's config, kubeconfig file and
+//     kubectl, extra API server flags and an audit log where a test needs
+//     them; [NeedAPIServer] and [NeedRoot] skip a test, saying why, where
+//     what it needs is missing (`make test`, as CI runs it as root, has it
+//     all, so nothing skips there);
+//   - [Eventually], to wait for a condition, and [FreePort];
+//   - [Golden], comparing output with a file in testdata, -update rewriting
+//     it.
+//
+// The objects the chart renders are found with package charts' own helpers
+// (MustObjects, Find, DecodeOne, MustObject), so a test kit user does not
+// link Helm unless it renders the chart.
+//
+// It is imported by tests only.
+package testkit
