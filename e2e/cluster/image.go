@@ -10,7 +10,7 @@ import (
 	"path"
 	"path/filepath"
 
-	"github.com/meshinit/meshinit/internal/ociimage"
+	"github.com/meshinit/meshinit/internal/images/oci"
 )
 
 // GoImage is an image holding one static Go program as its entrypoint.
@@ -19,7 +19,7 @@ type GoImage struct {
 	// "github.com/meshinit/meshinit/e2e/cmd/pause". Required.
 	Package string
 	// Ref names the image, e.g. "localhost/meshinit-e2e/pause:v1"
-	// (normalized as ociimage.NormalizeRef does). Required.
+	// (normalized as oci.NormalizeRef does). Required.
 	Ref string
 	// Cmd are the program's default arguments.
 	Cmd []string
@@ -40,7 +40,7 @@ func BuildGoImage(ctx context.Context, img GoImage, file string) error {
 	if img.Go == "" {
 		img.Go = "go"
 	}
-	platform, err := ociimage.HostPlatform()
+	platform, err := oci.HostPlatform()
 	if err != nil {
 		return err
 	}
@@ -57,14 +57,14 @@ func BuildGoImage(ctx context.Context, img GoImage, file string) error {
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("image %s: go build %s: %w\n%s", img.Ref, img.Package, err, out)
 	}
-	layer, err := ociimage.NewLayer([]ociimage.File{
-		ociimage.CopyFile("/"+name, bin, 0o755),
-		ociimage.Dir("/tmp", fs.ModeSticky|0o777),
-	}, ociimage.LayerOptions{})
+	layer, err := oci.NewLayer([]oci.File{
+		oci.CopyFile("/"+name, bin, 0o755),
+		oci.Dir("/tmp", fs.ModeSticky|0o777),
+	}, oci.LayerOptions{})
 	if err != nil {
 		return fmt.Errorf("image %s: %w", img.Ref, err)
 	}
-	image, err := ociimage.NewImage(ociimage.Config{
+	image, err := oci.NewImage(oci.Config{
 		Platform:   platform,
 		Entrypoint: []string{"/" + name},
 		Cmd:        img.Cmd,
@@ -76,7 +76,7 @@ func BuildGoImage(ctx context.Context, img GoImage, file string) error {
 	if err != nil {
 		return err
 	}
-	if err := ociimage.WriteArchive(out, img.Ref, image); err != nil {
+	if err := oci.WriteArchive(out, img.Ref, image); err != nil {
 		out.Close()
 		return fmt.Errorf("image %s: %w", img.Ref, err)
 	}

@@ -1,6 +1,6 @@
 // Package image is the recipe of the redirector's container image, the init
 // container meshinit injects: what goes in, not how images are made (that is
-// internal/ociimage).
+// internal/images/oci).
 //
 // The image holds the static redirector at /usr/local/bin/redirector (the
 // entrypoint) and Debian's iptables: xtables-nft-multi and

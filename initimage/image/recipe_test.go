@@ -18,7 +18,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sys/unix"
 
-	"github.com/meshinit/meshinit/internal/ociimage"
+	"github.com/meshinit/meshinit/internal/images/oci"
 )
 
 const testVersion = "v0.0.0-imagetest"
@@ -32,7 +32,7 @@ func TestImage(t *testing.T) {
 		t.Skip("skipped: needs root (apt-get into the package cache, chroot, network namespaces); CI runs as root")
 	}
 	ctx := context.Background()
-	p, err := ociimage.HostPlatform()
+	p, err := oci.HostPlatform()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,10 +69,10 @@ func TestImage(t *testing.T) {
 		if !slices.Equal(c.Entrypoint, []string{RedirectorPath}) || c.User != "65532:0" || cf.Architecture != p.GOARCH || cf.OS != "linux" {
 			t.Errorf("entrypoint %q user %q platform %s/%s", c.Entrypoint, c.User, cf.OS, cf.Architecture)
 		}
-		if c.Labels[ociimage.LabelSource] != Source || c.Labels[ociimage.LabelVersion] != testVersion {
+		if c.Labels[oci.LabelSource] != Source || c.Labels[oci.LabelVersion] != testVersion {
 			t.Errorf("labels %v", c.Labels)
 		}
-		if !slices.Contains(c.Env, "PATH="+ociimage.DefaultPath) {
+		if !slices.Contains(c.Env, "PATH="+oci.DefaultPath) {
 			t.Errorf("env %q lacks PATH", c.Env)
 		}
 		layers, _ := img.Layers()
@@ -88,9 +88,9 @@ func TestImage(t *testing.T) {
 
 	t.Run("file capabilities and lock file", func(t *testing.T) {
 		buf := make([]byte, 64)
-		n, err := unix.Getxattr(filepath.Join(rootfs, RedirectorPath), ociimage.XattrCapability, buf)
-		if err != nil || string(buf[:n]) != ociimage.FileCapabilities(false, unix.CAP_NET_ADMIN, unix.CAP_NET_RAW) {
-			t.Errorf("%s: %s %x, %v; want cap_net_admin,cap_net_raw+p", RedirectorPath, ociimage.XattrCapability, buf[:n], err)
+		n, err := unix.Getxattr(filepath.Join(rootfs, RedirectorPath), oci.XattrCapability, buf)
+		if err != nil || string(buf[:n]) != oci.FileCapabilities(false, unix.CAP_NET_ADMIN, unix.CAP_NET_RAW) {
+			t.Errorf("%s: %s %x, %v; want cap_net_admin,cap_net_raw+p", RedirectorPath, oci.XattrCapability, buf[:n], err)
 		}
 		if fi, err := os.Lstat(filepath.Join(rootfs, XtablesLock)); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o644 {
 			t.Errorf("%s: %v, %v; want a regular file, 0644", XtablesLock, fi, err)
@@ -181,7 +181,7 @@ func TestImage(t *testing.T) {
 
 // checkContents checks an unpacked image of platform p holds what the
 // redirector runs, for p's machine, and none of what it does not need.
-func checkContents(t *testing.T, rootfs string, p ociimage.Platform) {
+func checkContents(t *testing.T, rootfs string, p oci.Platform) {
 	t.Helper()
 	sbin := []string{"xtables-nft-multi", "xtables-legacy-multi"}
 	for _, mode := range []string{"nft", "legacy"} {
@@ -243,16 +243,16 @@ func TestImageOtherArchitectures(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: needs root (apt-get into the package cache); CI runs as root")
 	}
-	host, err := ociimage.HostPlatform()
+	host, err := oci.HostPlatform()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, arch := range ociimage.SupportedArchs() {
+	for _, arch := range oci.SupportedArchs() {
 		if arch == host.GOARCH {
 			continue
 		}
 		t.Run(arch, func(t *testing.T) {
-			p, _ := ociimage.LookupPlatform(arch)
+			p, _ := oci.LookupPlatform(arch)
 			dir := t.TempDir()
 			bin := buildRedirector(t, p, filepath.Join(dir, "redirector"))
 			archive := filepath.Join(dir, "redirector.oci.tar")
@@ -285,7 +285,7 @@ func buildArchive(t *testing.T, ctx context.Context, opts Options, file string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ociimage.WriteArchive(f, Ref(testVersion), img); err != nil {
+	if err := oci.WriteArchive(f, Ref(testVersion), img); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
@@ -298,7 +298,7 @@ func buildArchive(t *testing.T, ctx context.Context, opts Options, file string) 
 // its root file system into dir/rootfs.
 func unpackArchive(t *testing.T, file, dir string) (v1.Image, string) {
 	t.Helper()
-	idx, err := ociimage.ReadArchive(file, filepath.Join(dir, "layout"))
+	idx, err := oci.ReadArchive(file, filepath.Join(dir, "layout"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func unpackArchive(t *testing.T, file, dir string) (v1.Image, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(im.Manifests) != 1 || im.Manifests[0].Annotations[ociimage.AnnotationRefName] != Ref(testVersion) {
+	if len(im.Manifests) != 1 || im.Manifests[0].Annotations[oci.AnnotationRefName] != Ref(testVersion) {
 		t.Fatalf("index.json %+v, want one image named %s", im.Manifests, Ref(testVersion))
 	}
 	img, err := idx.Image(im.Manifests[0].Digest)
@@ -314,7 +314,7 @@ func unpackArchive(t *testing.T, file, dir string) (v1.Image, string) {
 		t.Fatal(err)
 	}
 	rootfs := filepath.Join(dir, "rootfs")
-	if err := ociimage.Unpack(img, rootfs); err != nil {
+	if err := oci.Unpack(img, rootfs); err != nil {
 		t.Fatal(err)
 	}
 	return img, rootfs
@@ -447,7 +447,7 @@ func runc(t *testing.T, r netnsRunner, rootfs string, cfg v1.Config, args ...str
 
 // buildRedirector builds the real redirector, statically, as hack/images
 // does.
-func buildRedirector(t *testing.T, p ociimage.Platform, out string) string {
+func buildRedirector(t *testing.T, p oci.Platform, out string) string {
 	t.Helper()
 	cmd := exec.Command("go", "build", "-trimpath",
 		"-ldflags", "-s -w -X github.com/meshinit/meshinit/initimage/command.Version="+testVersion,

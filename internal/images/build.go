@@ -18,13 +18,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/meshinit/meshinit/initimage/image"
-	"github.com/meshinit/meshinit/internal/ociimage"
+	"github.com/meshinit/meshinit/internal/images/oci"
 )
 
 // Options say which images Build builds, and where to.
 type Options struct {
 	// Archs are the Go architectures to build for (see
-	// ociimage.SupportedArchs); empty means the host's, runtime.GOARCH.
+	// oci.SupportedArchs); empty means the host's, runtime.GOARCH.
 	Archs []string
 	// Version is the images' tag and version label; empty means
 	// DefaultVersion. It is made a valid tag (see tagSafe).
@@ -88,7 +88,7 @@ func Build(ctx context.Context, o Options) ([]Archive, error) {
 		version = v
 	}
 	version = tagSafe(version)
-	created, err := ociimage.SourceDateEpoch()
+	created, err := oci.SourceDateEpoch()
 	if err != nil {
 		return nil, err
 	}
@@ -101,9 +101,9 @@ func Build(ctx context.Context, o Options) ([]Archive, error) {
 		}
 		names = slices.DeleteFunc(names, func(n string) bool { return !slices.Contains(o.Only, n) })
 	}
-	var platforms []ociimage.Platform
+	var platforms []oci.Platform
 	for _, a := range archs {
-		p, err := ociimage.LookupPlatform(a)
+		p, err := oci.LookupPlatform(a)
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +177,7 @@ type binaryKey struct {
 // buildBinaries builds, concurrently, every binary the images need for every
 // platform into dir, and returns their files. The first failure cancels
 // the other builds and is returned.
-func buildBinaries(ctx context.Context, names []string, platforms []ociimage.Platform, version, dir string) (map[binaryKey]string, error) {
+func buildBinaries(ctx context.Context, names []string, platforms []oci.Platform, version, dir string) (map[binaryKey]string, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	files := map[binaryKey]string{}
@@ -237,13 +237,13 @@ func specNamed(name string) staticSpec {
 
 // write writes the archive atomically and logs its path, reference, digest
 // and size.
-func write(file, ref string, a ociimage.Artifact, log io.Writer) (Archive, error) {
+func write(file, ref string, a oci.Artifact, log io.Writer) (Archive, error) {
 	f, err := os.CreateTemp(filepath.Dir(file), ".tmp-*.tar")
 	if err != nil {
 		return Archive{}, err
 	}
 	defer os.Remove(f.Name())
-	if err := ociimage.WriteArchive(f, ref, a); err != nil {
+	if err := oci.WriteArchive(f, ref, a); err != nil {
 		f.Close()
 		return Archive{}, err
 	}

@@ -33,7 +33,7 @@ import (
 
 	"github.com/meshinit/meshinit/initimage/image"
 	"github.com/meshinit/meshinit/internal/chart"
-	"github.com/meshinit/meshinit/internal/ociimage"
+	"github.com/meshinit/meshinit/internal/images/oci"
 )
 
 // Registry is where every image is published (the chart's default
@@ -135,36 +135,36 @@ func DefaultVersion() (string, error) {
 
 // buildStatic assembles spec's image for p from its binary bin in two
 // layers: the user files (the same for every image), then the binary.
-func buildStatic(spec staticSpec, p ociimage.Platform, bin, version string, created time.Time) (v1.Image, error) {
-	if err := ociimage.CheckStatic(bin, p); err != nil {
+func buildStatic(spec staticSpec, p oci.Platform, bin, version string, created time.Time) (v1.Image, error) {
+	if err := oci.CheckStatic(bin, p); err != nil {
 		return nil, err
 	}
-	layerOpts := ociimage.LayerOptions{ModTime: created}
-	base, err := ociimage.NewLayer([]ociimage.File{
-		ociimage.Dir("/tmp", fs.ModeSticky|0o777),
-		ociimage.RegularFile("/etc/passwd", 0o644, []byte(fmt.Sprintf(
+	layerOpts := oci.LayerOptions{ModTime: created}
+	base, err := oci.NewLayer([]oci.File{
+		oci.Dir("/tmp", fs.ModeSticky|0o777),
+		oci.RegularFile("/etc/passwd", 0o644, []byte(fmt.Sprintf(
 			"root:x:0:0:root:/root:/sbin/nologin\nproxy:x:%d:%d:proxy:/nonexistent:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/home/nonroot:/sbin/nologin\n",
 			proxyUID, proxyUID, nonrootUID, nonrootUID))),
-		ociimage.RegularFile("/etc/group", 0o644, []byte(fmt.Sprintf(
+		oci.RegularFile("/etc/group", 0o644, []byte(fmt.Sprintf(
 			"root:x:0:\nproxy:x:%d:\nnonroot:x:%d:\n", proxyUID, nonrootUID))),
 	}, layerOpts)
 	if err != nil {
 		return nil, err
 	}
-	app, err := ociimage.NewLayer([]ociimage.File{ociimage.CopyFile(spec.path, bin, 0o755)}, layerOpts)
+	app, err := oci.NewLayer([]oci.File{oci.CopyFile(spec.path, bin, 0o755)}, layerOpts)
 	if err != nil {
 		return nil, err
 	}
-	return ociimage.NewImage(ociimage.Config{
+	return oci.NewImage(oci.Config{
 		Platform:   p,
 		Entrypoint: []string{spec.path},
 		Cmd:        spec.cmd,
 		User:       spec.user,
 		Labels: map[string]string{
-			ociimage.LabelSource:      image.Source,
-			ociimage.LabelVersion:     version,
-			ociimage.LabelTitle:       spec.title,
-			ociimage.LabelDescription: spec.description,
+			oci.LabelSource:      image.Source,
+			oci.LabelVersion:     version,
+			oci.LabelTitle:       spec.title,
+			oci.LabelDescription: spec.description,
 		},
 		Created: created,
 	}, base, app)
@@ -172,7 +172,7 @@ func buildStatic(spec staticSpec, p ociimage.Platform, bin, version string, crea
 
 // build builds b for p into file. go build's output is quoted in the
 // error; $GO, if set, is the go command.
-func (b binary) build(ctx context.Context, p ociimage.Platform, version, file string) error {
+func (b binary) build(ctx context.Context, p oci.Platform, version, file string) error {
 	goTool := os.Getenv("GO")
 	if goTool == "" {
 		goTool = "go"

@@ -20,7 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/meshinit/meshinit/internal/chart"
-	"github.com/meshinit/meshinit/internal/ociimage"
+	"github.com/meshinit/meshinit/internal/images/oci"
 )
 
 func TestTagSafe(t *testing.T) {
@@ -224,7 +224,7 @@ func TestBuildErrors(t *testing.T) {
 // archivedIndex is the image index an index archive holds.
 func archivedIndex(t *testing.T, a Archive) v1.ImageIndex {
 	t.Helper()
-	root, err := ociimage.ReadArchive(a.File, t.TempDir())
+	root, err := oci.ReadArchive(a.File, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestWebhookImage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a Go binary")
 	}
-	p, err := ociimage.HostPlatform()
+	p, err := oci.HostPlatform()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestWebhookImage(t *testing.T) {
 
 func unpackedFiles(t *testing.T, img v1.Image) map[string]bool {
 	dir := t.TempDir()
-	if err := ociimage.Unpack(img, dir); err != nil {
+	if err := oci.Unpack(img, dir); err != nil {
 		t.Fatal(err)
 	}
 	files := map[string]bool{}

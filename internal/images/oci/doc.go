@@ -1,9 +1,10 @@
-// Package ociimage builds container images without a container daemon and
+// Package oci builds container images without a container daemon and
 // writes them as OCI archives (an OCI image layout in a tar), the form that
 // `ctr -n k8s.io images import` and registries' clients accept.
 //
-// It is generic: an image recipe (for example initimage/image) decides what
-// goes in, this package only provides the steps, each in its own file:
+// It is generic: the recipes in internal/images (the parent package) decide
+// what goes in each of meshinit's images; this package only provides the
+// steps, each in its own file:
 //
 //   - platform.go: one target architecture, named the Go, Debian and OCI way.
 //   - debian.go: fetch Debian packages and their dependencies for a
@@ -23,4 +24,4 @@
 //
 // Start with [NewLayer], [NewImage] and [WriteArchive]; [FetchDebs] when the
 // image needs Debian's programs.
-package ociimage
+package oci
