@@ -17,7 +17,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/meshinit/meshinit/initimage/image"
 	"github.com/meshinit/meshinit/internal/images/oci"
 )
 
@@ -131,11 +130,11 @@ func Build(ctx context.Context, o Options) ([]Archive, error) {
 			bin := bins[binaryKey{binaryOf(name), p.GOARCH}]
 			var img v1.Image
 			if name == "redirector" {
-				bo := image.Options{Platform: p, Redirector: bin, Version: version, Created: created}
+				bo := RedirectorOptions{Platform: p, Redirector: bin, Version: version, Created: created}
 				bo.Debian.Refresh = refresh
 				refresh = false // once is enough
 				bo.Debian.Log = o.AptLog
-				if img, err = image.Build(ctx, bo); err != nil {
+				if img, err = BuildRedirector(ctx, bo); err != nil {
 					return archives, fmt.Errorf("%s %s: %w", name, p, err)
 				}
 			} else {

@@ -1,22 +1,3 @@
-// Package images builds meshinit's container images as reproducible OCI
-// archives without a container daemon; `make images` (hack/images), the
-// end-to-end tests and the demo all build them with Build:
-//
-//   - redirector: the init container (recipe in initimage/image),
-//   - webhook: the admission webhook, a static binary run as 65532,
-//   - test-app and test-proxy: the test server (internal/testproxy) as the
-//     app (65532) and as the proxy (UID 1337), for tests and `helm test`.
-//
-// For each image and architecture Build writes <image>-<arch>.oci.tar, and
-// <image>.oci.tar, one multi-platform index of all architectures. Load one
-// with `ctr -n k8s.io images import <file>`. With a push prefix it also
-// pushes each index to <prefix>/<image>:<version> (go-containerregistry's
-// remote, credentials from the Docker config).
-//
-// The version defaults to the chart's appVersion, so the chart's default
-// image references name these images. Output is reproducible: the same
-// sources, version and Debian packages give the same digests.
-// SOURCE_DATE_EPOCH, if set, stamps the images.
 package images
 
 import (
@@ -31,14 +12,17 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/meshinit/meshinit/initimage/image"
 	"github.com/meshinit/meshinit/internal/chart"
 	"github.com/meshinit/meshinit/internal/images/oci"
 )
 
-// Registry is where every image is published (the chart's default
-// repositories live under it).
-const Registry = "ghcr.io/meshinit"
+const (
+	// Registry is where every image is published (the chart's default
+	// repositories live under it).
+	Registry = "ghcr.io/meshinit"
+	// Source is every image's org.opencontainers.image.source label.
+	Source = "https://github.com/meshinit/meshinit"
+)
 
 // module is this module's path, the prefix of every package built.
 const module = "github.com/meshinit/meshinit"
@@ -117,12 +101,6 @@ func Names() []string {
 // Ref is the reference of image name at version: Registry/name:version.
 func Ref(name, version string) string { return Registry + "/" + name + ":" + version }
 
-func init() {
-	if Ref("redirector", "v") != image.Ref("v") {
-		panic("internal/images: Registry disagrees with initimage/image.Repository")
-	}
-}
-
 // DefaultVersion is the chart's appVersion, so that the chart's default
 // image references name exactly what Build builds.
 func DefaultVersion() (string, error) {
@@ -161,7 +139,7 @@ func buildStatic(spec staticSpec, p oci.Platform, bin, version string, created t
 		Cmd:        spec.cmd,
 		User:       spec.user,
 		Labels: map[string]string{
-			oci.LabelSource:      image.Source,
+			oci.LabelSource:      Source,
 			oci.LabelVersion:     version,
 			oci.LabelTitle:       spec.title,
 			oci.LabelDescription: spec.description,

@@ -1,4 +1,4 @@
-package image
+package images
 
 import (
 	"context"
@@ -19,23 +19,18 @@ import (
 )
 
 const (
-	// Repository is where the image is published; with a version tag it
-	// names the OCI archive's image.
-	Repository = "ghcr.io/meshinit/redirector"
 	// RedirectorPath is the redirector's place in the image: the entrypoint.
 	RedirectorPath = "/usr/local/bin/redirector"
-	// DebianSuite is the Debian release iptables comes from (the same as the
-	// Dockerfile's base image).
+	// DebianSuite is the Debian release iptables comes from.
 	DebianSuite = "bookworm"
-	// Source is the org.opencontainers.image.source label.
-	Source = "https://github.com/meshinit/meshinit"
 	// XtablesLock is the legacy backend's lock file, in the image so that
 	// a read-only root file system needs no volume for it.
 	XtablesLock = "/run/xtables.lock"
 )
 
-// User is the image's user: redirect.RedirectorUID and RedirectorGID.
-var User = fmt.Sprintf("%d:%d", redirect.RedirectorUID, redirect.RedirectorGID)
+// RedirectorUser is the image's user: redirect.RedirectorUID and
+// RedirectorGID.
+var RedirectorUser = fmt.Sprintf("%d:%d", redirect.RedirectorUID, redirect.RedirectorGID)
 
 // RedirectorCapabilities are the redirector's file capabilities,
 // cap_net_admin,cap_net_raw+p: run as a non-root user, it starts with
@@ -47,8 +42,9 @@ var User = fmt.Sprintf("%d:%d", redirect.RedirectorUID, redirect.RedirectorGID)
 // permitted set of the container's first process.
 var RedirectorCapabilities = oci.FileCapabilities(false, unix.CAP_NET_ADMIN, unix.CAP_NET_RAW)
 
-// Options of Build. The zero value of each field means its default.
-type Options struct {
+// RedirectorOptions of BuildRedirector. The zero value of each field means
+// its default.
+type RedirectorOptions struct {
 	// Platform the image is for. Default: the host's.
 	Platform oci.Platform
 	// Redirector is the redirector binary built for Platform, statically
@@ -64,7 +60,7 @@ type Options struct {
 	Created time.Time
 }
 
-func (o *Options) setDefaults() error {
+func (o *RedirectorOptions) setDefaults() error {
 	if o.Platform.GOARCH == "" {
 		p, err := oci.HostPlatform()
 		if err != nil {
@@ -73,7 +69,7 @@ func (o *Options) setDefaults() error {
 		o.Platform = p
 	}
 	if o.Redirector == "" {
-		return errors.New("image: Redirector (the binary) is required")
+		return errors.New("redirector image: Redirector (the binary) is required")
 	}
 	if o.Version == "" {
 		o.Version = "dev"
@@ -88,12 +84,10 @@ func (o *Options) setDefaults() error {
 	return nil
 }
 
-// Ref is the image's reference for a version: Repository:version.
-func Ref(version string) string { return Repository + ":" + version }
-
-// Build assembles the redirector image for one platform in two layers:
-// iptables with its libraries (changing rarely), then the redirector.
-func Build(ctx context.Context, opts Options) (v1.Image, error) {
+// BuildRedirector assembles the redirector image for one platform in two
+// layers: iptables with its libraries (changing rarely), then the
+// redirector.
+func BuildRedirector(ctx context.Context, opts RedirectorOptions) (v1.Image, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
@@ -102,7 +96,7 @@ func Build(ctx context.Context, opts Options) (v1.Image, error) {
 	}
 	sysroot, err := os.MkdirTemp("", "meshinit-sysroot-")
 	if err != nil {
-		return nil, fmt.Errorf("image: %w", err)
+		return nil, fmt.Errorf("redirector image: %w", err)
 	}
 	defer os.RemoveAll(sysroot)
 
@@ -136,7 +130,7 @@ func Build(ctx context.Context, opts Options) (v1.Image, error) {
 	return oci.NewImage(oci.Config{
 		Platform:   opts.Platform,
 		Entrypoint: []string{RedirectorPath},
-		User:       User,
+		User:       RedirectorUser,
 		Labels: map[string]string{
 			oci.LabelSource:      Source,
 			oci.LabelVersion:     opts.Version,
@@ -176,7 +170,7 @@ func IptablesFiles(ctx context.Context, opts oci.DebianOptions, sysroot string) 
 		}
 	}
 	if pkgPaths["iptables"] == nil || pkgPaths["netbase"] == nil {
-		return nil, fmt.Errorf("image: apt resolved no iptables or netbase package: %v", debs)
+		return nil, fmt.Errorf("redirector image: apt resolved no iptables or netbase package: %v", debs)
 	}
 
 	modules := path.Join("/usr/lib", opts.Platform.Triplet, "xtables")
@@ -193,12 +187,12 @@ func IptablesFiles(ctx context.Context, opts oci.DebianOptions, sysroot string) 
 		}
 	}
 	if len(keep) == 0 {
-		return nil, errors.New("image: the iptables package has no programs")
+		return nil, errors.New("redirector image: the iptables package has no programs")
 	}
 	elfPaths := append([]string(nil), keep...)
 	entries, err := os.ReadDir(filepath.Join(sysroot, modules))
 	if err != nil {
-		return nil, fmt.Errorf("image: iptables extension modules: %w", err)
+		return nil, fmt.Errorf("redirector image: iptables extension modules: %w", err)
 	}
 	for _, e := range entries {
 		if strings.HasSuffix(e.Name(), ".so") {

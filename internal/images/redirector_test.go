@@ -1,4 +1,4 @@
-package image
+package images
 
 import (
 	"context"
@@ -23,11 +23,29 @@ import (
 
 const testVersion = "v0.0.0-imagetest"
 
-// TestImage builds the redirector image twice from the same inputs, checks
+// TestRedirectorVersion builds the redirector as Build does and checks that
+// `redirector version` prints the version Build sets with -ldflags -X: the
+// variable redirectorBin names exists.
+func TestRedirectorVersion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a Go binary")
+	}
+	p, err := oci.HostPlatform()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := buildRedirector(t, p, filepath.Join(t.TempDir(), "redirector"))
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != testVersion {
+		t.Errorf("redirector version: %q, %v; want %q", out, err, testVersion)
+	}
+}
+
+// TestRedirectorImage builds the redirector image twice from the same inputs, checks
 // both archives are identical, then unpacks the image and runs its iptables
 // programs and the redirector itself with chroot in fresh network
 // namespaces, as the init container would run them.
-func TestImage(t *testing.T) {
+func TestRedirectorImage(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: needs root (apt-get into the package cache, chroot, network namespaces); CI runs as root")
 	}
@@ -38,7 +56,7 @@ func TestImage(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := buildRedirector(t, p, filepath.Join(dir, "redirector"))
-	opts := Options{Platform: p, Redirector: bin, Version: testVersion}
+	opts := RedirectorOptions{Platform: p, Redirector: bin, Version: testVersion}
 
 	archives := make([]string, 2)
 	digests := make([]v1.Hash, 2)
@@ -235,11 +253,11 @@ func checkContents(t *testing.T, rootfs string, p oci.Platform) {
 	}
 }
 
-// TestImageOtherArchitectures builds the image for every other supported
+// TestRedirectorImageOtherArchitectures builds the image for every other supported
 // architecture and checks its contents; the programs cannot run here
 // (emulators lack the netfilter netlink protocol), but a library or module
 // of the wrong architecture, or a missing one, fails the build or the check.
-func TestImageOtherArchitectures(t *testing.T) {
+func TestRedirectorImageOtherArchitectures(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: needs root (apt-get into the package cache); CI runs as root")
 	}
@@ -256,7 +274,7 @@ func TestImageOtherArchitectures(t *testing.T) {
 			dir := t.TempDir()
 			bin := buildRedirector(t, p, filepath.Join(dir, "redirector"))
 			archive := filepath.Join(dir, "redirector.oci.tar")
-			buildArchive(t, context.Background(), Options{Platform: p, Redirector: bin, Version: testVersion}, archive)
+			buildArchive(t, context.Background(), RedirectorOptions{Platform: p, Redirector: bin, Version: testVersion}, archive)
 			img, rootfs := unpackArchive(t, archive, filepath.Join(dir, "unpacked"))
 			cf, err := img.ConfigFile()
 			if err != nil {
@@ -271,9 +289,9 @@ func TestImageOtherArchitectures(t *testing.T) {
 }
 
 // buildArchive builds the image and writes it as an OCI archive to file.
-func buildArchive(t *testing.T, ctx context.Context, opts Options, file string) v1.Hash {
+func buildArchive(t *testing.T, ctx context.Context, opts RedirectorOptions, file string) v1.Hash {
 	t.Helper()
-	img, err := Build(ctx, opts)
+	img, err := BuildRedirector(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +303,7 @@ func buildArchive(t *testing.T, ctx context.Context, opts Options, file string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := oci.WriteArchive(f, Ref(testVersion), img); err != nil {
+	if err := oci.WriteArchive(f, Ref("redirector", testVersion), img); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
@@ -306,8 +324,8 @@ func unpackArchive(t *testing.T, file, dir string) (v1.Image, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(im.Manifests) != 1 || im.Manifests[0].Annotations[oci.AnnotationRefName] != Ref(testVersion) {
-		t.Fatalf("index.json %+v, want one image named %s", im.Manifests, Ref(testVersion))
+	if len(im.Manifests) != 1 || im.Manifests[0].Annotations[oci.AnnotationRefName] != Ref("redirector", testVersion) {
+		t.Fatalf("index.json %+v, want one image named %s", im.Manifests, Ref("redirector", testVersion))
 	}
 	img, err := idx.Image(im.Manifests[0].Digest)
 	if err != nil {
@@ -445,16 +463,12 @@ func runc(t *testing.T, r netnsRunner, rootfs string, cfg v1.Config, args ...str
 	return string(out)
 }
 
-// buildRedirector builds the real redirector, statically, as hack/images
-// does.
+// buildRedirector builds the real redirector as Build does: statically,
+// with its Version set by -ldflags -X.
 func buildRedirector(t *testing.T, p oci.Platform, out string) string {
 	t.Helper()
-	cmd := exec.Command("go", "build", "-trimpath",
-		"-ldflags", "-s -w -X github.com/meshinit/meshinit/initimage/command.Version="+testVersion,
-		"-o", out, "github.com/meshinit/meshinit/initimage/cmd/redirector")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+p.GOARCH)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build redirector: %v\n%s", err, b)
+	if err := redirectorBin.build(context.Background(), p, testVersion, out); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
