@@ -38,7 +38,7 @@ type binary struct {
 }
 
 var (
-	redirectorBin = binary{pkg: module + "/initimage/cmd/redirector", versionVar: module + "/initimage/command.Version"}
+	redirectorBin = binary{pkg: module + "/initimage/cmd/redirector", versionVar: module + "/initimage.Version"}
 	webhookBin    = binary{pkg: module + "/webhook/cmd/meshinit-webhook", versionVar: module + "/webhook/command.Version"}
 	testserverBin = binary{pkg: module + "/internal/testproxy/cmd/testserver"}
 )

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"io/fs"
 	"log"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +36,47 @@ func TestTagSafe(t *testing.T) {
 	} {
 		if got := tagSafe(in); got != want {
 			t.Errorf("tagSafe(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestVersionVars checks that each variable Build sets with -ldflags -X is
+// a package-level string variable of that name: go build ignores -X for a
+// variable that does not exist, so a moved or renamed one would leave every
+// image at its default version.
+func TestVersionVars(t *testing.T) {
+	for _, b := range []binary{redirectorBin, webhookBin, testserverBin} {
+		if b.versionVar == "" {
+			continue
+		}
+		pkg, name, _ := strings.Cut(strings.TrimPrefix(b.versionVar, module+"/"), ".")
+		dir := filepath.Join("..", "..", filepath.FromSlash(pkg))
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Errorf("%s: no Go files in %s (%v)", b.versionVar, dir, err)
+			continue
+		}
+		found := false
+		for _, file := range files {
+			if strings.HasSuffix(file, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range f.Decls {
+				if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.VAR {
+					for _, spec := range g.Specs {
+						if slices.ContainsFunc(spec.(*ast.ValueSpec).Names, func(id *ast.Ident) bool { return id.Name == name }) {
+							found = true
+						}
+					}
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no package-level variable %s in %s", b.versionVar, name, dir)
 		}
 	}
 }
