@@ -138,7 +138,7 @@ func Build(ctx context.Context, o Options) ([]Archive, error) {
 					return archives, fmt.Errorf("%s %s: %w", name, p, err)
 				}
 			} else {
-				if img, err = buildStatic(specNamed(name), p, bin, version, created); err != nil {
+				if img, err = goImageNamed(name).image(p, bin, version, created); err != nil {
 					return archives, fmt.Errorf("%s %s: %w", name, p, err)
 				}
 			}
@@ -194,7 +194,7 @@ func buildBinaries(ctx context.Context, names []string, platforms []oci.Platform
 			f := filepath.Join(dir, fmt.Sprintf("%s-%s", filepath.Base(k.bin.pkg), p.GOARCH))
 			files[k] = f
 			wg.Go(func() {
-				if err := k.bin.build(ctx, p, version, f); err != nil {
+				if err := k.bin.build(ctx, "", p, version, f); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = err
@@ -217,7 +217,7 @@ func binaryOf(name string) binary {
 	if name == "redirector" {
 		return redirectorBin
 	}
-	return specNamed(name).bin
+	return goImageNamed(name).binary()
 }
 
 // newIndex is the OCI image index of the given platform images.
@@ -225,13 +225,13 @@ func newIndex(adds ...mutate.IndexAddendum) v1.ImageIndex {
 	return mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex), adds...)
 }
 
-func specNamed(name string) staticSpec {
-	for _, s := range staticImages {
-		if s.name == name {
-			return s
+func goImageNamed(name string) GoImage {
+	for _, g := range goImages {
+		if g.name == name {
+			return g.img
 		}
 	}
-	panic("no static image " + name)
+	panic("no Go image " + name)
 }
 
 // write writes the archive atomically and logs its path, reference, digest

@@ -45,7 +45,7 @@ func TestTagSafe(t *testing.T) {
 // variable that does not exist, so a moved or renamed one would leave every
 // image at its default version.
 func TestVersionVars(t *testing.T) {
-	for _, b := range []binary{redirectorBin, webhookBin, testserverBin} {
+	for _, b := range []binary{redirectorBin, webhookImage.binary(), testAppImage.binary(), testProxyImage.binary()} {
 		if b.versionVar == "" {
 			continue
 		}
@@ -314,10 +314,10 @@ func TestWebhookImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "meshinit-webhook")
-	if err := testserverBin.build(context.Background(), p, "v-test", bin); err != nil {
+	if err := testAppImage.binary().build(context.Background(), "", p, "v-test", bin); err != nil {
 		t.Fatal(err)
 	}
-	img, err := buildStatic(webhookImage, p, bin, "v-test", time.Time{})
+	img, err := webhookImage.image(p, bin, "v-test", time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func TestRedirectorImage(t *testing.T) {
 		t.Logf("image %s, archive sha256:%s", digests[0], a)
 	})
 
-	img, rootfs := unpackArchive(t, archives[0], filepath.Join(dir, "unpacked"))
+	img, rootfs := unpackArchive(t, archives[0], Ref("redirector", testVersion), filepath.Join(dir, "unpacked"))
 
 	t.Run("config", func(t *testing.T) {
 		cf, err := img.ConfigFile()
@@ -275,7 +275,7 @@ func TestRedirectorImageOtherArchitectures(t *testing.T) {
 			bin := buildRedirector(t, p, filepath.Join(dir, "redirector"))
 			archive := filepath.Join(dir, "redirector.oci.tar")
 			buildArchive(t, context.Background(), RedirectorOptions{Platform: p, Redirector: bin, Version: testVersion}, archive)
-			img, rootfs := unpackArchive(t, archive, filepath.Join(dir, "unpacked"))
+			img, rootfs := unpackArchive(t, archive, Ref("redirector", testVersion), filepath.Join(dir, "unpacked"))
 			cf, err := img.ConfigFile()
 			if err != nil {
 				t.Fatal(err)
@@ -312,9 +312,9 @@ func buildArchive(t *testing.T, ctx context.Context, opts RedirectorOptions, fil
 	return d
 }
 
-// unpackArchive reads the archive's one image, checks its name and unpacks
-// its root file system into dir/rootfs.
-func unpackArchive(t *testing.T, file, dir string) (v1.Image, string) {
+// unpackArchive reads the archive's one image, checks it is named ref and
+// unpacks its root file system into dir/rootfs.
+func unpackArchive(t *testing.T, file, ref, dir string) (v1.Image, string) {
 	t.Helper()
 	idx, err := oci.ReadArchive(file, filepath.Join(dir, "layout"))
 	if err != nil {
@@ -324,8 +324,8 @@ func unpackArchive(t *testing.T, file, dir string) (v1.Image, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(im.Manifests) != 1 || im.Manifests[0].Annotations[oci.AnnotationRefName] != Ref("redirector", testVersion) {
-		t.Fatalf("index.json %+v, want one image named %s", im.Manifests, Ref("redirector", testVersion))
+	if len(im.Manifests) != 1 || im.Manifests[0].Annotations[oci.AnnotationRefName] != ref {
+		t.Fatalf("index.json %+v, want one image named %s", im.Manifests, ref)
 	}
 	img, err := idx.Image(im.Manifests[0].Digest)
 	if err != nil {
@@ -467,7 +467,7 @@ func runc(t *testing.T, r netnsRunner, rootfs string, cfg v1.Config, args ...str
 // with its Version set by -ldflags -X.
 func buildRedirector(t *testing.T, p oci.Platform, out string) string {
 	t.Helper()
-	if err := redirectorBin.build(context.Background(), p, testVersion, out); err != nil {
+	if err := redirectorBin.build(context.Background(), "", p, testVersion, out); err != nil {
 		t.Fatal(err)
 	}
 	return out
