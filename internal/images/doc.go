@@ -26,10 +26,12 @@
 //     (internal/testproxy) as the app (65532) and as the proxy (UID 1337),
 //     for tests and `helm test`.
 //
-// Each binary is built statically (CGO_ENABLED=0, -trimpath, stripped) by
-// its full package path, so Build works from any directory inside the
-// module; the redirector's and the webhook's Version variables are set with
-// -ldflags -X.
+// The last three are GoImages (goimage.go): one static Go program and the
+// user files, nothing else. Each program is built statically
+// (CGO_ENABLED=0, -trimpath, stripped) by its full package path, so Build
+// works from any directory inside the module; the redirector's and the
+// webhook's Version variables are set with -ldflags -X. Tests build images
+// of their own programs with BuildGoImage (e2e/cluster's sandbox image).
 //
 // For each image and architecture Build writes <image>-<arch>.oci.tar, and
 // <image>.oci.tar, one multi-platform index of all architectures. Load one
