@@ -22,6 +22,24 @@
 //
 // The same inputs give the same bytes, so the same image digest.
 //
+// # Why not mmdebstrap
+//
+// debian.go runs apt-get on a private root instead of a root file system
+// builder such as mmdebstrap (--variant=extract --include=iptables, which
+// resolves, downloads and unpacks the same packages without a daemon).
+// Tried for the redirector image (mmdebstrap's root fed to the recipe's
+// choice of files and NewLayer), it gave the same iptables layer, byte for
+// byte, on amd64 and arm64, twice, in about the same time; it would have
+// replaced most of debian.go only by giving up its cache. Without the
+// cache every build fetches the package lists and packages again (about
+// 13 MB per architecture), cannot build offline, and repeats its digest
+// only until the mirror changes, where debian.go repeats it until asked to
+// refresh. Keeping a cache around mmdebstrap takes seeding hooks, skip
+// options and copying back, which leaves about a hundred lines saved for a
+// new dependency, and it unpacks packages without their file lists, so a
+// recipe would choose files by path rules rather than by what a package
+// ships.
+//
 // Start with [NewLayer], [NewImage] and [WriteArchive]; [FetchDebs] when the
 // image needs Debian's programs.
 package oci
