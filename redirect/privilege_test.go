@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/meshinit/meshinit/internal/ociimage"
+	"github.com/meshinit/meshinit/internal/images/oci"
 )
 
 // asContainerEnv, set to "uid:gid", makes the test binary start as
@@ -110,8 +110,8 @@ func newImageLike(t *testing.T) imageLike {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	caps := ociimage.FileCapabilities(false, unix.CAP_NET_ADMIN, unix.CAP_NET_RAW)
-	if err := unix.Setxattr(im.withCaps, ociimage.XattrCapability, []byte(caps), 0); err != nil {
+	caps := oci.FileCapabilities(false, unix.CAP_NET_ADMIN, unix.CAP_NET_RAW)
+	if err := unix.Setxattr(im.withCaps, oci.XattrCapability, []byte(caps), 0); err != nil {
 		t.Fatal(err)
 	}
 	im.env = []string{"XTABLES_LOCKFILE=" + lock}

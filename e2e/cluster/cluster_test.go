@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/meshinit/meshinit/internal/images"
 )
 
 // TestLocalCluster brings the local cluster up (or reuses a running one),
@@ -68,7 +70,8 @@ func TestLocalCluster(t *testing.T) {
 	// which is also a client with -dial.
 	server := "localhost/meshinit-e2e/testserver:test"
 	archive := filepath.Join(t.TempDir(), "testserver.oci.tar")
-	if err := BuildGoImage(ctx, GoImage{Package: "github.com/meshinit/meshinit/internal/testproxy/cmd/testserver", Ref: server}, archive); err != nil {
+	if err := images.BuildGoImage(ctx, images.GoImage{Package: "github.com/meshinit/meshinit/internal/testproxy/cmd/testserver"},
+		archive, images.GoImageOptions{Ref: server}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.LoadImage(ctx, archive); err != nil {
@@ -122,9 +125,9 @@ func TestLocalCluster(t *testing.T) {
 
 	t.Run("kubectl exec", func(t *testing.T) {
 		// The usage goes to standard error, exit status 0.
-		out, err := c.KubectlCommand(ctx, "-n", ns, "exec", "server", "--", "/testserver", "-h").CombinedOutput()
+		out, err := c.KubectlCommand(ctx, "-n", ns, "exec", "server", "--", "/usr/local/bin/testserver", "-h").CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "-listen") {
-			t.Errorf("exec /testserver -h: %q, %v; want its usage", out, err)
+			t.Errorf("exec /usr/local/bin/testserver -h: %q, %v; want its usage", out, err)
 		}
 	})
 

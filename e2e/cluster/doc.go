@@ -27,9 +27,9 @@
 //     traffic leaves the machine; Services in 10.250.2.0/24; ports 16xxx
 //     (see Ports); etcd and the other components' endpoints on 127.0.0.1;
 //   - images: no registry. Up builds the sandbox ("pause") image from
-//     e2e/cmd/pause with internal/ociimage and imports it; tests build
-//     theirs with BuildGoImage (or internal/ociimage) and LoadImage them,
-//     then run them with imagePullPolicy Never.
+//     e2e/cmd/pause with internal/images' BuildGoImage and imports it;
+//     tests build theirs the same way (or with internal/images/oci) and
+//     LoadImage them, then run them with imagePullPolicy Never.
 //
 // What cannot be moved, and how Down cleans it: Kubernetes' iptables chain
 // names are fixed (KUBE-SERVICES, ...), so Up refuses to start when another

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/meshinit/meshinit/internal/images"
 	"github.com/meshinit/meshinit/internal/poll"
 )
 
@@ -49,11 +50,8 @@ func up(ctx context.Context, o *Options) (*record, error) {
 	pauseArchive := o.path("pause.oci.tar")
 	pauseBuilt := make(chan error, 1)
 	go func() {
-		pauseBuilt <- BuildGoImage(ctx, GoImage{
-			Package: "github.com/meshinit/meshinit/e2e/cmd/pause",
-			Ref:     o.SandboxImage,
-			Go:      o.Go,
-		}, pauseArchive)
+		pauseBuilt <- images.BuildGoImage(ctx, images.GoImage{Package: "github.com/meshinit/meshinit/e2e/cmd/pause"},
+			pauseArchive, images.GoImageOptions{Ref: o.SandboxImage, Go: o.Go})
 	}()
 
 	ca, err := writePKI(o)

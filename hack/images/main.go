@@ -20,7 +20,7 @@ import (
 	"strings"
 
 	"github.com/meshinit/meshinit/internal/images"
-	"github.com/meshinit/meshinit/internal/ociimage"
+	"github.com/meshinit/meshinit/internal/images/oci"
 )
 
 func main() {
@@ -43,7 +43,7 @@ func main() {
 func parseFlags(args []string, output io.Writer) (images.Options, error) {
 	fs := flag.NewFlagSet("images", flag.ContinueOnError)
 	fs.SetOutput(output)
-	archs := fs.String("arch", runtime.GOARCH, "comma-separated architectures: "+strings.Join(ociimage.SupportedArchs(), ", "))
+	archs := fs.String("arch", runtime.GOARCH, "comma-separated architectures: "+strings.Join(oci.SupportedArchs(), ", "))
 	version := fs.String("version", "", "image version and tag (default: the chart's appVersion)")
 	out := fs.String("out", "_output/images", "directory the archives are written to")
 	push := fs.String("push", "", "registry prefix to push every index to as <prefix>/<image>:<version>, e.g. registry.example.com/meshinit")

@@ -17,14 +17,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/meshinit/meshinit/initimage/image"
-	"github.com/meshinit/meshinit/internal/ociimage"
+	"github.com/meshinit/meshinit/internal/images/oci"
 )
 
 // Options say which images Build builds, and where to.
 type Options struct {
 	// Archs are the Go architectures to build for (see
-	// ociimage.SupportedArchs); empty means the host's, runtime.GOARCH.
+	// oci.SupportedArchs); empty means the host's, runtime.GOARCH.
 	Archs []string
 	// Version is the images' tag and version label; empty means
 	// DefaultVersion. It is made a valid tag (see tagSafe).
@@ -88,7 +87,7 @@ func Build(ctx context.Context, o Options) ([]Archive, error) {
 		version = v
 	}
 	version = tagSafe(version)
-	created, err := ociimage.SourceDateEpoch()
+	created, err := oci.SourceDateEpoch()
 	if err != nil {
 		return nil, err
 	}
@@ -101,9 +100,9 @@ func Build(ctx context.Context, o Options) ([]Archive, error) {
 		}
 		names = slices.DeleteFunc(names, func(n string) bool { return !slices.Contains(o.Only, n) })
 	}
-	var platforms []ociimage.Platform
+	var platforms []oci.Platform
 	for _, a := range archs {
-		p, err := ociimage.LookupPlatform(a)
+		p, err := oci.LookupPlatform(a)
 		if err != nil {
 			return nil, err
 		}
@@ -131,15 +130,15 @@ func Build(ctx context.Context, o Options) ([]Archive, error) {
 			bin := bins[binaryKey{binaryOf(name), p.GOARCH}]
 			var img v1.Image
 			if name == "redirector" {
-				bo := image.Options{Platform: p, Redirector: bin, Version: version, Created: created}
+				bo := RedirectorOptions{Platform: p, Redirector: bin, Version: version, Created: created}
 				bo.Debian.Refresh = refresh
 				refresh = false // once is enough
 				bo.Debian.Log = o.AptLog
-				if img, err = image.Build(ctx, bo); err != nil {
+				if img, err = BuildRedirector(ctx, bo); err != nil {
 					return archives, fmt.Errorf("%s %s: %w", name, p, err)
 				}
 			} else {
-				if img, err = buildStatic(specNamed(name), p, bin, version, created); err != nil {
+				if img, err = goImageNamed(name).image(p, bin, version, created); err != nil {
 					return archives, fmt.Errorf("%s %s: %w", name, p, err)
 				}
 			}
@@ -177,7 +176,7 @@ type binaryKey struct {
 // buildBinaries builds, concurrently, every binary the images need for every
 // platform into dir, and returns their files. The first failure cancels
 // the other builds and is returned.
-func buildBinaries(ctx context.Context, names []string, platforms []ociimage.Platform, version, dir string) (map[binaryKey]string, error) {
+func buildBinaries(ctx context.Context, names []string, platforms []oci.Platform, version, dir string) (map[binaryKey]string, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	files := map[binaryKey]string{}
@@ -195,7 +194,7 @@ func buildBinaries(ctx context.Context, names []string, platforms []ociimage.Pla
 			f := filepath.Join(dir, fmt.Sprintf("%s-%s", filepath.Base(k.bin.pkg), p.GOARCH))
 			files[k] = f
 			wg.Go(func() {
-				if err := k.bin.build(ctx, p, version, f); err != nil {
+				if err := k.bin.build(ctx, "", p, version, f); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = err
@@ -218,7 +217,7 @@ func binaryOf(name string) binary {
 	if name == "redirector" {
 		return redirectorBin
 	}
-	return specNamed(name).bin
+	return goImageNamed(name).binary()
 }
 
 // newIndex is the OCI image index of the given platform images.
@@ -226,24 +225,24 @@ func newIndex(adds ...mutate.IndexAddendum) v1.ImageIndex {
 	return mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex), adds...)
 }
 
-func specNamed(name string) staticSpec {
-	for _, s := range staticImages {
-		if s.name == name {
-			return s
+func goImageNamed(name string) GoImage {
+	for _, g := range goImages {
+		if g.name == name {
+			return g.img
 		}
 	}
-	panic("no static image " + name)
+	panic("no Go image " + name)
 }
 
 // write writes the archive atomically and logs its path, reference, digest
 // and size.
-func write(file, ref string, a ociimage.Artifact, log io.Writer) (Archive, error) {
+func write(file, ref string, a oci.Artifact, log io.Writer) (Archive, error) {
 	f, err := os.CreateTemp(filepath.Dir(file), ".tmp-*.tar")
 	if err != nil {
 		return Archive{}, err
 	}
 	defer os.Remove(f.Name())
-	if err := ociimage.WriteArchive(f, ref, a); err != nil {
+	if err := oci.WriteArchive(f, ref, a); err != nil {
 		f.Close()
 		return Archive{}, err
 	}

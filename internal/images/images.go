@@ -1,127 +1,76 @@
-// Package images builds meshinit's container images as reproducible OCI
-// archives without a container daemon; `make images` (hack/images), the
-// end-to-end tests and the demo all build them with Build:
-//
-//   - redirector: the init container (recipe in initimage/image),
-//   - webhook: the admission webhook, a static binary run as 65532,
-//   - test-app and test-proxy: the test server (internal/testproxy) as the
-//     app (65532) and as the proxy (UID 1337), for tests and `helm test`.
-//
-// For each image and architecture Build writes <image>-<arch>.oci.tar, and
-// <image>.oci.tar, one multi-platform index of all architectures. Load one
-// with `ctr -n k8s.io images import <file>`. With a push prefix it also
-// pushes each index to <prefix>/<image>:<version> (go-containerregistry's
-// remote, credentials from the Docker config).
-//
-// The version defaults to the chart's appVersion, so the chart's default
-// image references name these images. Output is reproducible: the same
-// sources, version and Debian packages give the same digests.
-// SOURCE_DATE_EPOCH, if set, stamps the images.
 package images
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"io/fs"
-	"os"
-	"os/exec"
-	"strings"
-	"time"
-
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/meshinit/meshinit/charts"
-	"github.com/meshinit/meshinit/initimage/image"
-	"github.com/meshinit/meshinit/internal/ociimage"
 )
 
-// Registry is where every image is published (the chart's default
-// repositories live under it).
-const Registry = "ghcr.io/meshinit"
+const (
+	// Registry is where every image is published (the chart's default
+	// repositories live under it).
+	Registry = "ghcr.io/meshinit"
+	// Source is every image's org.opencontainers.image.source label.
+	Source = "https://github.com/meshinit/meshinit"
+)
 
 // module is this module's path, the prefix of every package built.
 const module = "github.com/meshinit/meshinit"
 
-// A binary is a Go command built statically (CGO_ENABLED=0, -trimpath,
-// stripped) for each architecture.
-type binary struct {
-	// pkg is the command's full package path, so that it builds from any
-	// working directory inside the module.
-	pkg string
-	// versionVar receives the version with -ldflags -X ("" for none).
-	versionVar string
-}
+// redirectorBin is the redirector image's program (redirector.go).
+var redirectorBin = binary{pkg: module + "/initimage/cmd/redirector", versionVar: module + "/initimage.Version"}
 
-var (
-	redirectorBin = binary{pkg: module + "/initimage/cmd/redirector", versionVar: module + "/initimage/command.Version"}
-	webhookBin    = binary{pkg: module + "/webhook/cmd/meshinit-webhook", versionVar: module + "/webhook.Version"}
-	testserverBin = binary{pkg: module + "/internal/testproxy/cmd/testserver"}
-)
-
-// staticSpec is an image holding one static binary and nothing else but
-// /etc/passwd, /etc/group and /tmp: no shell, no package manager.
-type staticSpec struct {
-	// name is the repository under Registry, e.g. "webhook".
-	name string
-	bin  binary
-	// path is the binary's place in the image, the entrypoint.
-	path string
-	// cmd are the default arguments.
-	cmd []string
-	// user is "uid:gid", numeric so runAsNonRoot can check it.
-	user               string
-	title, description string
-}
-
-// Users every static image knows by name (for ps, logs, debugging).
+// Users every Go image knows by name (for ps, logs, debugging).
 const (
 	nonrootUID = 65532
 	proxyUID   = 1337
 )
 
+// testserver is the test app's and the test proxy's program.
+const testserver = module + "/internal/testproxy/cmd/testserver"
+
 var (
-	webhookImage = staticSpec{
-		name: "webhook", bin: webhookBin, path: "/usr/local/bin/meshinit-webhook",
-		user:        fmt.Sprintf("%d:%d", nonrootUID, nonrootUID),
-		title:       "meshinit webhook",
-		description: "Mutating admission webhook that adds meshinit's redirect init container to the pods that opt in",
+	webhookImage = GoImage{
+		Package:     module + "/webhook/cmd/meshinit-webhook",
+		VersionVar:  module + "/webhook.Version",
+		User:        fmt.Sprintf("%d:%d", nonrootUID, nonrootUID),
+		Title:       "meshinit webhook",
+		Description: "Mutating admission webhook that adds meshinit's redirect init container to the pods that opt in",
 	}
-	testAppImage = staticSpec{
-		name: "test-app", bin: testserverBin, path: "/usr/local/bin/testserver",
-		cmd:         []string{"-name", "app", "-listen", ":8080"},
-		user:        fmt.Sprintf("%d:%d", nonrootUID, nonrootUID),
-		title:       "meshinit test app",
-		description: "Test server answering with its name and the original destination; the app of meshinit's tests",
+	testAppImage = GoImage{
+		Package:     testserver,
+		Cmd:         []string{"-name", "app", "-listen", ":8080"},
+		User:        fmt.Sprintf("%d:%d", nonrootUID, nonrootUID),
+		Title:       "meshinit test app",
+		Description: "Test server answering with its name and the original destination; the app of meshinit's tests",
 	}
-	testProxyImage = staticSpec{
-		name: "test-proxy", bin: testserverBin, path: "/usr/local/bin/testserver",
-		cmd:         []string{"-name", "proxy", "-listen", ":15001,:15006"},
-		user:        fmt.Sprintf("%d:%d", proxyUID, proxyUID),
-		title:       "meshinit test proxy",
-		description: "Test server answering with its name and the original destination, run as the proxy UID 1337; the proxy of meshinit's tests",
+	testProxyImage = GoImage{
+		Package:     testserver,
+		Cmd:         []string{"-name", "proxy", "-listen", ":15001,:15006"},
+		User:        fmt.Sprintf("%d:%d", proxyUID, proxyUID),
+		Title:       "meshinit test proxy",
+		Description: "Test server answering with its name and the original destination, run as the proxy UID 1337; the proxy of meshinit's tests",
 	}
-	staticImages = []staticSpec{webhookImage, testAppImage, testProxyImage}
+	// goImages are the images Build builds beside the redirector, by their
+	// repository under Registry, in build order.
+	goImages = []struct {
+		name string
+		img  GoImage
+	}{{"webhook", webhookImage}, {"test-app", testAppImage}, {"test-proxy", testProxyImage}}
 )
 
 // Names lists every image Build builds, in build order: redirector,
 // webhook, test-app, test-proxy.
 func Names() []string {
 	names := []string{"redirector"}
-	for _, s := range staticImages {
-		names = append(names, s.name)
+	for _, g := range goImages {
+		names = append(names, g.name)
 	}
 	return names
 }
 
 // Ref is the reference of image name at version: Registry/name:version.
 func Ref(name, version string) string { return Registry + "/" + name + ":" + version }
-
-func init() {
-	if Ref("redirector", "v") != image.Ref("v") {
-		panic("internal/images: Registry disagrees with initimage/image.Repository")
-	}
-}
 
 // DefaultVersion is the chart's appVersion, so that the chart's default
 // image references name exactly what Build builds.
@@ -131,65 +80,4 @@ func DefaultVersion() (string, error) {
 		return "", err
 	}
 	return ch.Metadata.AppVersion, nil
-}
-
-// buildStatic assembles spec's image for p from its binary bin in two
-// layers: the user files (the same for every image), then the binary.
-func buildStatic(spec staticSpec, p ociimage.Platform, bin, version string, created time.Time) (v1.Image, error) {
-	if err := ociimage.CheckStatic(bin, p); err != nil {
-		return nil, err
-	}
-	layerOpts := ociimage.LayerOptions{ModTime: created}
-	base, err := ociimage.NewLayer([]ociimage.File{
-		ociimage.Dir("/tmp", fs.ModeSticky|0o777),
-		ociimage.RegularFile("/etc/passwd", 0o644, []byte(fmt.Sprintf(
-			"root:x:0:0:root:/root:/sbin/nologin\nproxy:x:%d:%d:proxy:/nonexistent:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/home/nonroot:/sbin/nologin\n",
-			proxyUID, proxyUID, nonrootUID, nonrootUID))),
-		ociimage.RegularFile("/etc/group", 0o644, []byte(fmt.Sprintf(
-			"root:x:0:\nproxy:x:%d:\nnonroot:x:%d:\n", proxyUID, nonrootUID))),
-	}, layerOpts)
-	if err != nil {
-		return nil, err
-	}
-	app, err := ociimage.NewLayer([]ociimage.File{ociimage.CopyFile(spec.path, bin, 0o755)}, layerOpts)
-	if err != nil {
-		return nil, err
-	}
-	return ociimage.NewImage(ociimage.Config{
-		Platform:   p,
-		Entrypoint: []string{spec.path},
-		Cmd:        spec.cmd,
-		User:       spec.user,
-		Labels: map[string]string{
-			ociimage.LabelSource:      image.Source,
-			ociimage.LabelVersion:     version,
-			ociimage.LabelTitle:       spec.title,
-			ociimage.LabelDescription: spec.description,
-		},
-		Created: created,
-	}, base, app)
-}
-
-// build builds b for p into file. go build's output is quoted in the
-// error; $GO, if set, is the go command.
-func (b binary) build(ctx context.Context, p ociimage.Platform, version, file string) error {
-	goTool := os.Getenv("GO")
-	if goTool == "" {
-		goTool = "go"
-	}
-	ldflags := "-s -w"
-	if b.versionVar != "" {
-		ldflags += fmt.Sprintf(" -X %s=%s", b.versionVar, version)
-	}
-	cmd := exec.CommandContext(ctx, goTool, "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", file, b.pkg)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+p.GOARCH)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		if msg := strings.TrimSpace(out.String()); msg != "" {
-			return fmt.Errorf("build %s for %s: %w\n%s", b.pkg, p, err, msg)
-		}
-		return fmt.Errorf("build %s for %s: %w", b.pkg, p, err)
-	}
-	return nil
 }

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"io/fs"
 	"log"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +24,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/meshinit/meshinit/charts"
-	"github.com/meshinit/meshinit/internal/ociimage"
+	"github.com/meshinit/meshinit/internal/images/oci"
 )
 
 func TestTagSafe(t *testing.T) {
@@ -32,6 +36,47 @@ func TestTagSafe(t *testing.T) {
 	} {
 		if got := tagSafe(in); got != want {
 			t.Errorf("tagSafe(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestVersionVars checks that each variable Build sets with -ldflags -X is
+// a package-level string variable of that name: go build ignores -X for a
+// variable that does not exist, so a moved or renamed one would leave every
+// image at its default version.
+func TestVersionVars(t *testing.T) {
+	for _, b := range []binary{redirectorBin, webhookImage.binary(), testAppImage.binary(), testProxyImage.binary()} {
+		if b.versionVar == "" {
+			continue
+		}
+		pkg, name, _ := strings.Cut(strings.TrimPrefix(b.versionVar, module+"/"), ".")
+		dir := filepath.Join("..", "..", filepath.FromSlash(pkg))
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Errorf("%s: no Go files in %s (%v)", b.versionVar, dir, err)
+			continue
+		}
+		found := false
+		for _, file := range files {
+			if strings.HasSuffix(file, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range f.Decls {
+				if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.VAR {
+					for _, spec := range g.Specs {
+						if slices.ContainsFunc(spec.(*ast.ValueSpec).Names, func(id *ast.Ident) bool { return id.Name == name }) {
+							found = true
+						}
+					}
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no package-level variable %s in %s", b.versionVar, name, dir)
 		}
 	}
 }
@@ -224,7 +269,7 @@ func TestBuildErrors(t *testing.T) {
 // archivedIndex is the image index an index archive holds.
 func archivedIndex(t *testing.T, a Archive) v1.ImageIndex {
 	t.Helper()
-	root, err := ociimage.ReadArchive(a.File, t.TempDir())
+	root, err := oci.ReadArchive(a.File, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,15 +309,15 @@ func TestWebhookImage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a Go binary")
 	}
-	p, err := ociimage.HostPlatform()
+	p, err := oci.HostPlatform()
 	if err != nil {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "meshinit-webhook")
-	if err := testserverBin.build(context.Background(), p, "v-test", bin); err != nil {
+	if err := testAppImage.binary().build(context.Background(), "", p, "v-test", bin); err != nil {
 		t.Fatal(err)
 	}
-	img, err := buildStatic(webhookImage, p, bin, "v-test", time.Time{})
+	img, err := webhookImage.image(p, bin, "v-test", time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +342,7 @@ func TestWebhookImage(t *testing.T) {
 
 func unpackedFiles(t *testing.T, img v1.Image) map[string]bool {
 	dir := t.TempDir()
-	if err := ociimage.Unpack(img, dir); err != nil {
+	if err := oci.Unpack(img, dir); err != nil {
 		t.Fatal(err)
 	}
 	files := map[string]bool{}

@@ -8,11 +8,11 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/meshinit/meshinit/initimage/command"
+	"github.com/meshinit/meshinit/initimage"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(command.Main(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(initimage.Main(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }

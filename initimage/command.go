@@ -1,6 +1,4 @@
-// Package command is the redirector's command line: it turns arguments into
-// a redirect.Config and calls package redirect. It holds no redirect logic.
-package command
+package initimage
 
 import (
 	"context"
@@ -13,7 +11,9 @@ import (
 	"github.com/meshinit/meshinit/redirect"
 )
 
-// Version is set at build time with -ldflags -X.
+// Version is what `redirector version` prints, set at build time with
+// -ldflags "-X github.com/meshinit/meshinit/initimage.Version=..." (as
+// internal/images does).
 var Version = "dev"
 
 const usage = `usage: redirector <command> [flags]

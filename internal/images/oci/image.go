@@ -1,4 +1,4 @@
-package ociimage
+package oci
 
 import (
 	"errors"
@@ -65,6 +65,8 @@ func NewImage(cfg Config, layers ...v1.Layer) (v1.Image, error) {
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
 	adds := make([]mutate.Addendum, 0, len(layers))
 	for _, l := range layers {
+		// "ociimage" is this package's old name; it stays in the history so
+		// that images keep their digests.
 		adds = append(adds, mutate.Addendum{Layer: l, History: v1.History{Created: created, CreatedBy: "meshinit ociimage"}})
 	}
 	img, err := mutate.Append(img, adds...)

@@ -1,4 +1,4 @@
-package image
+package images
 
 import (
 	"context"
@@ -18,27 +18,45 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sys/unix"
 
-	"github.com/meshinit/meshinit/internal/ociimage"
+	"github.com/meshinit/meshinit/internal/images/oci"
 )
 
 const testVersion = "v0.0.0-imagetest"
 
-// TestImage builds the redirector image twice from the same inputs, checks
+// TestRedirectorVersion builds the redirector as Build does and checks that
+// `redirector version` prints the version Build sets with -ldflags -X: the
+// variable redirectorBin names exists.
+func TestRedirectorVersion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a Go binary")
+	}
+	p, err := oci.HostPlatform()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := buildRedirector(t, p, filepath.Join(t.TempDir(), "redirector"))
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != testVersion {
+		t.Errorf("redirector version: %q, %v; want %q", out, err, testVersion)
+	}
+}
+
+// TestRedirectorImage builds the redirector image twice from the same inputs, checks
 // both archives are identical, then unpacks the image and runs its iptables
 // programs and the redirector itself with chroot in fresh network
 // namespaces, as the init container would run them.
-func TestImage(t *testing.T) {
+func TestRedirectorImage(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: needs root (apt-get into the package cache, chroot, network namespaces); CI runs as root")
 	}
 	ctx := context.Background()
-	p, err := ociimage.HostPlatform()
+	p, err := oci.HostPlatform()
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	bin := buildRedirector(t, p, filepath.Join(dir, "redirector"))
-	opts := Options{Platform: p, Redirector: bin, Version: testVersion}
+	opts := RedirectorOptions{Platform: p, Redirector: bin, Version: testVersion}
 
 	archives := make([]string, 2)
 	digests := make([]v1.Hash, 2)
@@ -58,7 +76,7 @@ func TestImage(t *testing.T) {
 		t.Logf("image %s, archive sha256:%s", digests[0], a)
 	})
 
-	img, rootfs := unpackArchive(t, archives[0], filepath.Join(dir, "unpacked"))
+	img, rootfs := unpackArchive(t, archives[0], Ref("redirector", testVersion), filepath.Join(dir, "unpacked"))
 
 	t.Run("config", func(t *testing.T) {
 		cf, err := img.ConfigFile()
@@ -69,10 +87,10 @@ func TestImage(t *testing.T) {
 		if !slices.Equal(c.Entrypoint, []string{RedirectorPath}) || c.User != "65532:0" || cf.Architecture != p.GOARCH || cf.OS != "linux" {
 			t.Errorf("entrypoint %q user %q platform %s/%s", c.Entrypoint, c.User, cf.OS, cf.Architecture)
 		}
-		if c.Labels[ociimage.LabelSource] != Source || c.Labels[ociimage.LabelVersion] != testVersion {
+		if c.Labels[oci.LabelSource] != Source || c.Labels[oci.LabelVersion] != testVersion {
 			t.Errorf("labels %v", c.Labels)
 		}
-		if !slices.Contains(c.Env, "PATH="+ociimage.DefaultPath) {
+		if !slices.Contains(c.Env, "PATH="+oci.DefaultPath) {
 			t.Errorf("env %q lacks PATH", c.Env)
 		}
 		layers, _ := img.Layers()
@@ -88,9 +106,9 @@ func TestImage(t *testing.T) {
 
 	t.Run("file capabilities and lock file", func(t *testing.T) {
 		buf := make([]byte, 64)
-		n, err := unix.Getxattr(filepath.Join(rootfs, RedirectorPath), ociimage.XattrCapability, buf)
-		if err != nil || string(buf[:n]) != ociimage.FileCapabilities(false, unix.CAP_NET_ADMIN, unix.CAP_NET_RAW) {
-			t.Errorf("%s: %s %x, %v; want cap_net_admin,cap_net_raw+p", RedirectorPath, ociimage.XattrCapability, buf[:n], err)
+		n, err := unix.Getxattr(filepath.Join(rootfs, RedirectorPath), oci.XattrCapability, buf)
+		if err != nil || string(buf[:n]) != oci.FileCapabilities(false, unix.CAP_NET_ADMIN, unix.CAP_NET_RAW) {
+			t.Errorf("%s: %s %x, %v; want cap_net_admin,cap_net_raw+p", RedirectorPath, oci.XattrCapability, buf[:n], err)
 		}
 		if fi, err := os.Lstat(filepath.Join(rootfs, XtablesLock)); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o644 {
 			t.Errorf("%s: %v, %v; want a regular file, 0644", XtablesLock, fi, err)
@@ -181,7 +199,7 @@ func TestImage(t *testing.T) {
 
 // checkContents checks an unpacked image of platform p holds what the
 // redirector runs, for p's machine, and none of what it does not need.
-func checkContents(t *testing.T, rootfs string, p ociimage.Platform) {
+func checkContents(t *testing.T, rootfs string, p oci.Platform) {
 	t.Helper()
 	sbin := []string{"xtables-nft-multi", "xtables-legacy-multi"}
 	for _, mode := range []string{"nft", "legacy"} {
@@ -235,29 +253,29 @@ func checkContents(t *testing.T, rootfs string, p ociimage.Platform) {
 	}
 }
 
-// TestImageOtherArchitectures builds the image for every other supported
+// TestRedirectorImageOtherArchitectures builds the image for every other supported
 // architecture and checks its contents; the programs cannot run here
 // (emulators lack the netfilter netlink protocol), but a library or module
 // of the wrong architecture, or a missing one, fails the build or the check.
-func TestImageOtherArchitectures(t *testing.T) {
+func TestRedirectorImageOtherArchitectures(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: needs root (apt-get into the package cache); CI runs as root")
 	}
-	host, err := ociimage.HostPlatform()
+	host, err := oci.HostPlatform()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, arch := range ociimage.SupportedArchs() {
+	for _, arch := range oci.SupportedArchs() {
 		if arch == host.GOARCH {
 			continue
 		}
 		t.Run(arch, func(t *testing.T) {
-			p, _ := ociimage.LookupPlatform(arch)
+			p, _ := oci.LookupPlatform(arch)
 			dir := t.TempDir()
 			bin := buildRedirector(t, p, filepath.Join(dir, "redirector"))
 			archive := filepath.Join(dir, "redirector.oci.tar")
-			buildArchive(t, context.Background(), Options{Platform: p, Redirector: bin, Version: testVersion}, archive)
-			img, rootfs := unpackArchive(t, archive, filepath.Join(dir, "unpacked"))
+			buildArchive(t, context.Background(), RedirectorOptions{Platform: p, Redirector: bin, Version: testVersion}, archive)
+			img, rootfs := unpackArchive(t, archive, Ref("redirector", testVersion), filepath.Join(dir, "unpacked"))
 			cf, err := img.ConfigFile()
 			if err != nil {
 				t.Fatal(err)
@@ -271,9 +289,9 @@ func TestImageOtherArchitectures(t *testing.T) {
 }
 
 // buildArchive builds the image and writes it as an OCI archive to file.
-func buildArchive(t *testing.T, ctx context.Context, opts Options, file string) v1.Hash {
+func buildArchive(t *testing.T, ctx context.Context, opts RedirectorOptions, file string) v1.Hash {
 	t.Helper()
-	img, err := Build(ctx, opts)
+	img, err := BuildRedirector(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +303,7 @@ func buildArchive(t *testing.T, ctx context.Context, opts Options, file string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ociimage.WriteArchive(f, Ref(testVersion), img); err != nil {
+	if err := oci.WriteArchive(f, Ref("redirector", testVersion), img); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
@@ -294,11 +312,11 @@ func buildArchive(t *testing.T, ctx context.Context, opts Options, file string) 
 	return d
 }
 
-// unpackArchive reads the archive's one image, checks its name and unpacks
-// its root file system into dir/rootfs.
-func unpackArchive(t *testing.T, file, dir string) (v1.Image, string) {
+// unpackArchive reads the archive's one image, checks it is named ref and
+// unpacks its root file system into dir/rootfs.
+func unpackArchive(t *testing.T, file, ref, dir string) (v1.Image, string) {
 	t.Helper()
-	idx, err := ociimage.ReadArchive(file, filepath.Join(dir, "layout"))
+	idx, err := oci.ReadArchive(file, filepath.Join(dir, "layout"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,15 +324,15 @@ func unpackArchive(t *testing.T, file, dir string) (v1.Image, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(im.Manifests) != 1 || im.Manifests[0].Annotations[ociimage.AnnotationRefName] != Ref(testVersion) {
-		t.Fatalf("index.json %+v, want one image named %s", im.Manifests, Ref(testVersion))
+	if len(im.Manifests) != 1 || im.Manifests[0].Annotations[oci.AnnotationRefName] != ref {
+		t.Fatalf("index.json %+v, want one image named %s", im.Manifests, ref)
 	}
 	img, err := idx.Image(im.Manifests[0].Digest)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rootfs := filepath.Join(dir, "rootfs")
-	if err := ociimage.Unpack(img, rootfs); err != nil {
+	if err := oci.Unpack(img, rootfs); err != nil {
 		t.Fatal(err)
 	}
 	return img, rootfs
@@ -445,16 +463,12 @@ func runc(t *testing.T, r netnsRunner, rootfs string, cfg v1.Config, args ...str
 	return string(out)
 }
 
-// buildRedirector builds the real redirector, statically, as hack/images
-// does.
-func buildRedirector(t *testing.T, p ociimage.Platform, out string) string {
+// buildRedirector builds the real redirector as Build does: statically,
+// with its Version set by -ldflags -X.
+func buildRedirector(t *testing.T, p oci.Platform, out string) string {
 	t.Helper()
-	cmd := exec.Command("go", "build", "-trimpath",
-		"-ldflags", "-s -w -X github.com/meshinit/meshinit/initimage/command.Version="+testVersion,
-		"-o", out, "github.com/meshinit/meshinit/initimage/cmd/redirector")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+p.GOARCH)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build redirector: %v\n%s", err, b)
+	if err := redirectorBin.build(context.Background(), "", p, testVersion, out); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

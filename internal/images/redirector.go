@@ -1,4 +1,4 @@
-package image
+package images
 
 import (
 	"context"
@@ -14,28 +14,23 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sys/unix"
 
-	"github.com/meshinit/meshinit/internal/ociimage"
+	"github.com/meshinit/meshinit/internal/images/oci"
 	"github.com/meshinit/meshinit/redirect"
 )
 
 const (
-	// Repository is where the image is published; with a version tag it
-	// names the OCI archive's image.
-	Repository = "ghcr.io/meshinit/redirector"
 	// RedirectorPath is the redirector's place in the image: the entrypoint.
 	RedirectorPath = "/usr/local/bin/redirector"
-	// DebianSuite is the Debian release iptables comes from (the same as the
-	// Dockerfile's base image).
+	// DebianSuite is the Debian release iptables comes from.
 	DebianSuite = "bookworm"
-	// Source is the org.opencontainers.image.source label.
-	Source = "https://github.com/meshinit/meshinit"
 	// XtablesLock is the legacy backend's lock file, in the image so that
 	// a read-only root file system needs no volume for it.
 	XtablesLock = "/run/xtables.lock"
 )
 
-// User is the image's user: redirect.RedirectorUID and RedirectorGID.
-var User = fmt.Sprintf("%d:%d", redirect.RedirectorUID, redirect.RedirectorGID)
+// RedirectorUser is the image's user: redirect.RedirectorUID and
+// RedirectorGID.
+var RedirectorUser = fmt.Sprintf("%d:%d", redirect.RedirectorUID, redirect.RedirectorGID)
 
 // RedirectorCapabilities are the redirector's file capabilities,
 // cap_net_admin,cap_net_raw+p: run as a non-root user, it starts with
@@ -45,12 +40,13 @@ var User = fmt.Sprintf("%d:%d", redirect.RedirectorUID, redirect.RedirectorGID)
 // capabilities only up to what the process held before execve, which is
 // what the container's securityContext adds: runc puts those in the
 // permitted set of the container's first process.
-var RedirectorCapabilities = ociimage.FileCapabilities(false, unix.CAP_NET_ADMIN, unix.CAP_NET_RAW)
+var RedirectorCapabilities = oci.FileCapabilities(false, unix.CAP_NET_ADMIN, unix.CAP_NET_RAW)
 
-// Options of Build. The zero value of each field means its default.
-type Options struct {
+// RedirectorOptions of BuildRedirector. The zero value of each field means
+// its default.
+type RedirectorOptions struct {
 	// Platform the image is for. Default: the host's.
-	Platform ociimage.Platform
+	Platform oci.Platform
 	// Redirector is the redirector binary built for Platform, statically
 	// linked (CGO_ENABLED=0). Required.
 	Redirector string
@@ -58,22 +54,22 @@ type Options struct {
 	Version string
 	// Debian says where packages come from and are cached; its Platform is
 	// set from Platform. Default Suite: DebianSuite.
-	Debian ociimage.DebianOptions
+	Debian oci.DebianOptions
 	// Created is the image's creation time and every file's modification
 	// time. Default: the Unix epoch, so equal inputs give equal digests.
 	Created time.Time
 }
 
-func (o *Options) setDefaults() error {
+func (o *RedirectorOptions) setDefaults() error {
 	if o.Platform.GOARCH == "" {
-		p, err := ociimage.HostPlatform()
+		p, err := oci.HostPlatform()
 		if err != nil {
 			return err
 		}
 		o.Platform = p
 	}
 	if o.Redirector == "" {
-		return errors.New("image: Redirector (the binary) is required")
+		return errors.New("redirector image: Redirector (the binary) is required")
 	}
 	if o.Version == "" {
 		o.Version = "dev"
@@ -88,21 +84,19 @@ func (o *Options) setDefaults() error {
 	return nil
 }
 
-// Ref is the image's reference for a version: Repository:version.
-func Ref(version string) string { return Repository + ":" + version }
-
-// Build assembles the redirector image for one platform in two layers:
-// iptables with its libraries (changing rarely), then the redirector.
-func Build(ctx context.Context, opts Options) (v1.Image, error) {
+// BuildRedirector assembles the redirector image for one platform in two
+// layers: iptables with its libraries (changing rarely), then the
+// redirector.
+func BuildRedirector(ctx context.Context, opts RedirectorOptions) (v1.Image, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	if err := ociimage.CheckStatic(opts.Redirector, opts.Platform); err != nil {
+	if err := oci.CheckStatic(opts.Redirector, opts.Platform); err != nil {
 		return nil, err
 	}
 	sysroot, err := os.MkdirTemp("", "meshinit-sysroot-")
 	if err != nil {
-		return nil, fmt.Errorf("image: %w", err)
+		return nil, fmt.Errorf("redirector image: %w", err)
 	}
 	defer os.RemoveAll(sysroot)
 
@@ -111,37 +105,37 @@ func Build(ctx context.Context, opts Options) (v1.Image, error) {
 		return nil, err
 	}
 	base = append(base,
-		ociimage.Dir("/run", 0o755),
+		oci.Dir("/run", 0o755),
 		// The legacy backend's lock: iptables-legacy-restore opens it with
 		// O_CREAT, which on a read-only root succeeds only when it exists,
 		// and as a non-root user only when it may read it.
-		ociimage.RegularFile(XtablesLock, 0o644, nil),
-		ociimage.Dir("/tmp", fs.ModeSticky|0o777),
-		ociimage.RegularFile("/etc/passwd", 0o644, []byte(fmt.Sprintf("root:x:0:0:root:/root:/usr/sbin/nologin\n"+
+		oci.RegularFile(XtablesLock, 0o644, nil),
+		oci.Dir("/tmp", fs.ModeSticky|0o777),
+		oci.RegularFile("/etc/passwd", 0o644, []byte(fmt.Sprintf("root:x:0:0:root:/root:/usr/sbin/nologin\n"+
 			"redirector:x:%d:%d:meshinit redirector:/nonexistent:/usr/sbin/nologin\n"+
 			"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n", redirect.RedirectorUID, redirect.RedirectorGID))),
-		ociimage.RegularFile("/etc/group", 0o644, []byte("root:x:0:\nnogroup:x:65534:\n")),
+		oci.RegularFile("/etc/group", 0o644, []byte("root:x:0:\nnogroup:x:65534:\n")),
 	)
-	layerOpts := ociimage.LayerOptions{ModTime: opts.Created}
-	baseLayer, err := ociimage.NewLayer(base, layerOpts)
+	layerOpts := oci.LayerOptions{ModTime: opts.Created}
+	baseLayer, err := oci.NewLayer(base, layerOpts)
 	if err != nil {
 		return nil, err
 	}
-	redirector := ociimage.CopyFile(RedirectorPath, opts.Redirector, 0o755)
-	redirector.Xattrs = map[string]string{ociimage.XattrCapability: RedirectorCapabilities}
-	appLayer, err := ociimage.NewLayer([]ociimage.File{redirector}, layerOpts)
+	redirector := oci.CopyFile(RedirectorPath, opts.Redirector, 0o755)
+	redirector.Xattrs = map[string]string{oci.XattrCapability: RedirectorCapabilities}
+	appLayer, err := oci.NewLayer([]oci.File{redirector}, layerOpts)
 	if err != nil {
 		return nil, err
 	}
-	return ociimage.NewImage(ociimage.Config{
+	return oci.NewImage(oci.Config{
 		Platform:   opts.Platform,
 		Entrypoint: []string{RedirectorPath},
-		User:       User,
+		User:       RedirectorUser,
 		Labels: map[string]string{
-			ociimage.LabelSource:      Source,
-			ociimage.LabelVersion:     opts.Version,
-			ociimage.LabelTitle:       "meshinit redirector",
-			ociimage.LabelDescription: "Init container that redirects a pod's TCP traffic to its proxy with iptables",
+			oci.LabelSource:      Source,
+			oci.LabelVersion:     opts.Version,
+			oci.LabelTitle:       "meshinit redirector",
+			oci.LabelDescription: "Init container that redirects a pod's TCP traffic to its proxy with iptables",
 		},
 		Created: opts.Created,
 	}, baseLayer, appLayer)
@@ -158,12 +152,12 @@ func Build(ctx context.Context, opts Options) (v1.Image, error) {
 //   - the shared libraries and loader those programs and modules need,
 //   - the /etc files of netbase, which iptables depends on for protocol
 //     and service names.
-func IptablesFiles(ctx context.Context, opts ociimage.DebianOptions, sysroot string) ([]ociimage.File, error) {
-	debs, err := ociimage.FetchDebs(ctx, opts, "iptables")
+func IptablesFiles(ctx context.Context, opts oci.DebianOptions, sysroot string) ([]oci.File, error) {
+	debs, err := oci.FetchDebs(ctx, opts, "iptables")
 	if err != nil {
 		return nil, err
 	}
-	if err := ociimage.ExtractDebs(ctx, debs, sysroot); err != nil {
+	if err := oci.ExtractDebs(ctx, debs, sysroot); err != nil {
 		return nil, err
 	}
 	pkgPaths := map[string][]string{}
@@ -176,7 +170,7 @@ func IptablesFiles(ctx context.Context, opts ociimage.DebianOptions, sysroot str
 		}
 	}
 	if pkgPaths["iptables"] == nil || pkgPaths["netbase"] == nil {
-		return nil, fmt.Errorf("image: apt resolved no iptables or netbase package: %v", debs)
+		return nil, fmt.Errorf("redirector image: apt resolved no iptables or netbase package: %v", debs)
 	}
 
 	modules := path.Join("/usr/lib", opts.Platform.Triplet, "xtables")
@@ -186,26 +180,26 @@ func IptablesFiles(ctx context.Context, opts ociimage.DebianOptions, sysroot str
 		if dir != "/usr/sbin" && dir != "/usr/bin" {
 			continue
 		}
-		if ok, err := ociimage.IsELF(sysroot, p); err != nil {
+		if ok, err := oci.IsELF(sysroot, p); err != nil {
 			return nil, err
 		} else if ok {
 			keep = append(keep, p)
 		}
 	}
 	if len(keep) == 0 {
-		return nil, errors.New("image: the iptables package has no programs")
+		return nil, errors.New("redirector image: the iptables package has no programs")
 	}
 	elfPaths := append([]string(nil), keep...)
 	entries, err := os.ReadDir(filepath.Join(sysroot, modules))
 	if err != nil {
-		return nil, fmt.Errorf("image: iptables extension modules: %w", err)
+		return nil, fmt.Errorf("redirector image: iptables extension modules: %w", err)
 	}
 	for _, e := range entries {
 		if strings.HasSuffix(e.Name(), ".so") {
 			elfPaths = append(elfPaths, path.Join(modules, e.Name()))
 		}
 	}
-	libs, err := ociimage.SharedLibraries(sysroot, opts.Platform, elfPaths...)
+	libs, err := oci.SharedLibraries(sysroot, opts.Platform, elfPaths...)
 	if err != nil {
 		return nil, err
 	}
@@ -216,5 +210,5 @@ func IptablesFiles(ctx context.Context, opts ociimage.DebianOptions, sysroot str
 			keep = append(keep, p)
 		}
 	}
-	return ociimage.FilesFromDir(sysroot, keep...)
+	return oci.FilesFromDir(sysroot, keep...)
 }

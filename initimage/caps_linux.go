@@ -1,4 +1,4 @@
-package command
+package initimage
 
 import (
 	"log/slog"
