@@ -185,6 +185,10 @@ func Serve(ctx context.Context, cfg *rest.Config, o ServerOptions) error {
 		return err
 	}
 
+	server := newWebhookServer(o, provider.CertDir(), tlsOpts, defaultServerLimits)
+	if auth != nil {
+		server.self = &auth.self
+	}
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
 		return err
@@ -195,12 +199,7 @@ func Serve(ctx context.Context, cfg *rest.Config, o ServerOptions) error {
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:  o.ProbeAddr,
 		GracefulShutdownTimeout: &o.ShutdownTimeout,
-		WebhookServer: crwebhook.NewServer(crwebhook.Options{
-			Host:    o.Host,
-			Port:    o.Port,
-			CertDir: provider.CertDir(),
-			TLSOpts: []func(*tls.Config){tlsOpts},
-		}),
+		WebhookServer:           server,
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
@@ -210,18 +209,15 @@ func Serve(ctx context.Context, cfg *rest.Config, o ServerOptions) error {
 		return err
 	}
 	hook := &admission.Webhook{Handler: NewHandler(config, namespaces), LogConstructor: requestLogger}
+	// GetWebhookServer adds the server to the manager's runnables.
 	mgr.GetWebhookServer().Register(o.Path, limitReviews(defaultReviewLimits, hook))
-	started := mgr.GetWebhookServer().StartedChecker()
-	if auth != nil {
-		started = auth.startedChecker(o.Host, o.Port)
-	}
 	var stopping atomic.Bool
 	for _, c := range []struct {
 		name  string
 		check healthz.Checker
 	}{
 		{"certificate", provider.ReadyCheck},
-		{"webhook", started},
+		{"webhook", mgr.GetWebhookServer().StartedChecker()},
 		{"namespaces", synced},
 		{"shutdown", func(*http.Request) error {
 			if stopping.Load() {
