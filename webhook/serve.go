@@ -55,6 +55,9 @@ type ServerOptions struct {
 	// EnableHTTP2 offers HTTP/2 on the webhook port. Default false: HTTP/2
 	// stream multiplexing has been a source of denial-of-service bugs
 	// (CVE-2023-44487, CVE-2023-39325) and the API server does not need it.
+	// With it, connections held open are not displaced at the server's
+	// connection limit (webhookserver.go): HTTP/2 connections do not report
+	// when a request is being handled.
 	EnableHTTP2 bool
 	// ClientCAFile, when set, makes the webhook port require a client
 	// certificate that chains to a CA in this PEM file (re-read when it

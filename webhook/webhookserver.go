@@ -9,12 +9,12 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
-	"golang.org/x/net/netutil"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -35,9 +35,12 @@ type serverLimits struct {
 	ReadHeaderTimeout time.Duration
 	// IdleTimeout closes a keep-alive connection idle this long.
 	IdleTimeout time.Duration
-	// MaxConns is the most connections open at once; more wait in the
-	// kernel's accept queue until one closes.
-	MaxConns int
+	// MaxConns is the most connections open at once. At the limit, a new
+	// connection takes the place of the one that has waited longest, and
+	// at least EvictAfter, for a request (connlimit.go); while none has,
+	// it waits. EvictAfter 0 never closes one.
+	MaxConns   int
+	EvictAfter time.Duration
 }
 
 // defaultServerLimits hold what connections can take to about 35 MiB.
@@ -59,10 +62,14 @@ var defaultServerLimits = serverLimits{
 	// An API server keeps up to 25 idle connections to a replica
 	// (client-go's transport) and opens one more per concurrent review;
 	// reviews take milliseconds, so one waiting for a connection waits
-	// briefly. Connections held open on purpose make new ones wait up to
-	// ReadHeaderTimeout (IdleTimeout after a request): against that, the
-	// chart's NetworkPolicy and client authentication narrow who connects.
+	// briefly.
 	MaxConns: 256,
+	// The API server sends a request within milliseconds of connecting,
+	// and keeps a connection idle after it for reuse: at the limit, one
+	// that waited a second is idle or stalled on purpose. Without this,
+	// 256 connections held open make every new one wait up to
+	// ReadHeaderTimeout (TestReplicaUnderStalledHeaders).
+	EvictAfter: time.Second,
 }
 
 // webhookServer is the webhook port: a crwebhook.Server, as
@@ -135,9 +142,14 @@ func (s *webhookServer) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	l = tls.NewListener(netutil.LimitListener(l, s.limits.MaxConns), cfg)
+	evictAfter := s.limits.EvictAfter
+	if slices.Contains(cfg.NextProtos, "h2") {
+		evictAfter = 0 // HTTP/2 connections never report a request handled
+	}
+	limit := newConnLimit(l, s.limits.MaxConns, evictAfter)
 	srv := &http.Server{
 		Handler:           s.WebhookMux(),
+		ConnState:         limit.track,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		MaxHeaderBytes:    s.limits.MaxHeaderBytes,
 		ReadHeaderTimeout: s.limits.ReadHeaderTimeout,
@@ -155,7 +167,7 @@ func (s *webhookServer) Start(ctx context.Context) error {
 		}
 	}()
 	s.serving.Store(cfg)
-	err = srv.Serve(l)
+	err = srv.Serve(tls.NewListener(limit, cfg))
 	s.serving.Store(nil)
 	if !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -1,0 +1,152 @@
+package webhook
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestConnLimit serves plain HTTP through a connLimit of two connections
+// and checks which connection a new one displaces, if any.
+func TestConnLimit(t *testing.T) {
+	const evictAfter = 300 * time.Millisecond
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	hold := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hold" {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		_, _ = io.WriteString(w, "ok")
+	})
+	serve := func(t *testing.T, evictAfter time.Duration) string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		limit := newConnLimit(l, 2, evictAfter)
+		srv := &http.Server{Handler: hold, ConnState: limit.track}
+		go func() { _ = srv.Serve(limit) }()
+		t.Cleanup(func() { _ = srv.Close() })
+		return l.Addr().String()
+	}
+	dial := func(t *testing.T, addr string) net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	// get sends a request for path on c and returns the status line of
+	// the answer, or the error after timeout.
+	get := func(c net.Conn, path string, timeout time.Duration) (string, error) {
+		_ = c.SetDeadline(time.Now().Add(timeout))
+		if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: limit\r\n\r\n", path); err != nil {
+			return "", err
+		}
+		r := bufio.NewReader(c)
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return "", err
+		}
+		for l := ""; l != "\r\n"; l, err = r.ReadString('\n') { // the rest of the header
+			if err != nil {
+				return "", err
+			}
+		}
+		_, err = io.ReadFull(r, make([]byte, 2)) // "ok"
+		return strings.TrimSpace(line), err
+	}
+	// closed says whether the server closed c.
+	closed := func(c net.Conn) bool {
+		_ = c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		_, err := c.Read(make([]byte, 1))
+		return err != nil && !errors.Is(err, os.ErrDeadlineExceeded)
+	}
+
+	t.Run("the connection waiting longest makes room", func(t *testing.T) {
+		addr := serve(t, evictAfter)
+		idle := dial(t, addr)
+		if status, err := get(idle, "/", time.Second); err != nil {
+			t.Fatalf("%s %v", status, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		silent := dial(t, addr) // sends nothing
+		time.Sleep(evictAfter)
+		if status, err := get(dial(t, addr), "/", time.Second); err != nil {
+			t.Fatalf("a new connection: %s %v", status, err)
+		}
+		if !closed(idle) {
+			t.Error("the connection idle longest was not closed")
+		}
+		if closed(silent) {
+			t.Error("the connection waiting less long was closed")
+		}
+	})
+	t.Run("a new connection waits until one has waited evictAfter", func(t *testing.T) {
+		addr := serve(t, evictAfter)
+		start := time.Now()
+		dial(t, addr)
+		dial(t, addr)
+		if status, err := get(dial(t, addr), "/", 5*time.Second); err != nil {
+			t.Fatalf("a new connection: %s %v", status, err)
+		}
+		if took := time.Since(start); took < evictAfter {
+			t.Errorf("answered after %s, before any connection waited %s", took, evictAfter)
+		}
+	})
+	t.Run("connections handling a request are never closed", func(t *testing.T) {
+		addr := serve(t, evictAfter)
+		held := make(chan error, 2)
+		for range 2 {
+			c := dial(t, addr)
+			go func() {
+				_, err := get(c, "/hold", 10*time.Second)
+				held <- err
+			}()
+		}
+		time.Sleep(100 * time.Millisecond)
+		next := dial(t, addr)
+		if status, err := get(next, "/", 3*evictAfter); err == nil {
+			t.Fatalf("a new connection was served (%s) while both were handling a request", status)
+		}
+		release <- struct{}{}
+		if err := <-held; err != nil {
+			t.Errorf("a held request: %v", err)
+		}
+		release <- struct{}{}
+		if err := <-held; err != nil {
+			t.Errorf("a held request: %v", err)
+		}
+	})
+	t.Run("evictAfter 0 never closes one", func(t *testing.T) {
+		addr := serve(t, 0)
+		first := dial(t, addr)
+		dial(t, addr)
+		time.Sleep(evictAfter)
+		answered := make(chan error, 1)
+		go func() {
+			_, err := get(dial(t, addr), "/", 5*time.Second)
+			answered <- err
+		}()
+		select {
+		case err := <-answered:
+			t.Fatalf("a new connection was answered (%v) while two were open", err)
+		case <-time.After(2 * evictAfter):
+		}
+		first.Close()
+		if err := <-answered; err != nil {
+			t.Errorf("after one closed: %v", err)
+		}
+	})
+}
