@@ -65,83 +65,16 @@ const maxReplicaRSS = 128 << 20
 // are refused (413) and the rest answered or refused for now (429), and
 // that ordinary reviews sent meanwhile are all answered correctly.
 func TestReplicaUnderLoad(t *testing.T) {
-	c := startCluster(t)
-	createNamespace(t, c.admin, "app", map[string]string{webhook.NamespaceLabel: "enabled"})
-	ctx := context.Background()
-	dir := t.TempDir()
-	ca := newCA(t)
-	ca.issue(t, dir)
-	s := &server{port: freePort(t), metrics: freePort(t), probes: freePort(t)}
-	args, _ := json.Marshal([]string{
-		"--kubeconfig=" + c.kubeconfig, "--config=" + c.configFile(t), "--namespace=" + releaseNamespace,
-		"--host=127.0.0.1", "--port=" + strconv.Itoa(s.port),
-		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", s.metrics), fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", s.probes),
-		"--cert-mode=files", "--cert-dir=" + dir, "--log-level=error",
-	})
-	replica := exec.Command(os.Args[0], "-test.run=^$")
-	logs, err := os.Create(filepath.Join(t.TempDir(), "replica.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	replica.Stdout, replica.Stderr = logs, logs
-	replica.Env = append(os.Environ(), replicaArgsEnv+"="+string(args), "GOMEMLIMIT="+chartGOMEMLIMIT(t, c))
-	if err := replica.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- replica.Wait() }()
-	t.Cleanup(func() {
-		_ = replica.Process.Signal(syscall.SIGTERM)
-		<-exited
-		if t.Failed() {
-			out, _ := os.ReadFile(logs.Name())
-			t.Logf("replica's log:\n%s", out)
-		}
-	})
-	waitUntil(t, time.Minute, "the replica is ready", func() error {
-		if code, body := s.get("probes", "/readyz"); code != http.StatusOK {
-			return fmt.Errorf("/readyz %d: %s", code, body)
-		}
-		return nil
-	})
-	idle := vmHWM(t, replica.Process.Pid)
-
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca.CertPEM())
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: pool}, MaxIdleConnsPerHost: 100,
-	}}
-	// Ordinary reviews go on kept connections and each on a new one, as an
-	// API server's do beyond the connections it keeps idle.
-	fresh := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: pool}, DisableKeepAlives: true,
-	}}
-	url := fmt.Sprintf("https://127.0.0.1:%d/inject", s.port)
-	post := func(client *http.Client, body []byte) (int, []byte, error) {
-		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
-		if err != nil {
-			return 0, nil, err
-		}
-		defer resp.Body.Close()
-		out, err := io.ReadAll(resp.Body)
-		return resp.StatusCode, out, err
-	}
-
-	const duration = 8 * time.Second
-	// Cancelled, not timed out: a dial that fails at a deadline could
-	// return before the context says it ended.
-	loadCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	time.AfterFunc(duration, stop)
-	var wg sync.WaitGroup
+	r := startReplica(t)
+	ctx, wg := r.load(t)
 	var mu sync.Mutex
 	outcomes := map[string]int{} // "<size> <status or error>" -> count
 	for _, size := range []int{6 << 20, 3 << 20} {
 		body := reviewOf(t, "blob", map[string]string{"example.com/blob": strings.Repeat("a", size)})
 		for range 40 {
 			wg.Go(func() {
-				for loadCtx.Err() == nil {
-					code, _, err := post(client, body)
+				for ctx.Err() == nil {
+					code, _, err := r.post(r.kept, body)
 					outcome := strconv.Itoa(code)
 					if err != nil {
 						// The end of the message says why, without addresses.
@@ -155,17 +88,149 @@ func TestReplicaUnderLoad(t *testing.T) {
 		}
 	}
 	var flood map[string]int
-	wg.Go(func() {
-		flood = headerFlood(loadCtx, fmt.Sprintf("127.0.0.1:%d", s.port), &tls.Config{RootCAs: pool}, floodConns, floodHeader)
+	wg.Go(func() { flood = headerFlood(ctx, r.addr(), r.tls, floodConns, floodHeader) })
+	r.check(t, ctx, wg, r.kept, r.fresh)
+	t.Logf("load: %v; header flood: %v", outcomes, flood)
+	for outcome, n := range outcomes {
+		switch outcome {
+		case "6MiB 413", "3MiB 200", "3MiB 429":
+		// The server closes a connection whose body it did not read (after
+		// half a second): a client still writing the body then may see the
+		// reset before the 413.
+		case "6MiB error: connection reset by peer", "6MiB error: broken pipe":
+		default:
+			t.Errorf("%d reviews: %s; want 6 MiB refused (413, or reset unread), 3 MiB answered (200) or refused for now (429)", n, outcome)
+		}
+	}
+	if outcomes["3MiB 200"] == 0 {
+		t.Error("no 3 MiB review answered: the limiter lets none through")
+	}
+}
+
+// TestReplicaUnderStalledHeaders runs the webhook command as
+// TestReplicaUnderLoad does while more connections than it keeps open send
+// most of a header within its limit and then nothing, and checks that
+// ordinary reviews, each on a new connection, are all answered correctly,
+// that it stays ready and that its peak resident memory stays below
+// maxReplicaRSS.
+func TestReplicaUnderStalledHeaders(t *testing.T) {
+	r := startReplica(t)
+	ctx, wg := r.load(t)
+	var flood map[string]int
+	wg.Go(func() { flood = headerFlood(ctx, r.addr(), r.tls, 300, 15<<10) })
+	r.check(t, ctx, wg, r.fresh)
+	t.Logf("stalled headers: %v", flood)
+	if flood["refused"] == 0 {
+		t.Error("the replica closed no stalled connection")
+	}
+}
+
+// replica is the webhook command in a process of its own, ready.
+type replica struct {
+	*server
+	process *os.Process
+	exited  chan error
+	idle    int         // peak RSS when ready
+	tls     *tls.Config // trusts its serving certificate
+	// kept keeps connections for reuse; fresh takes a new one for each
+	// request, as an API server does beyond the connections it keeps.
+	kept, fresh *http.Client
+}
+
+// startReplica runs the webhook command as the chart does (its config
+// file, GOMEMLIMIT from the memory limit) against a new API server, and
+// waits until it is ready.
+func startReplica(t *testing.T) *replica {
+	c := startCluster(t)
+	createNamespace(t, c.admin, "app", map[string]string{webhook.NamespaceLabel: "enabled"})
+	dir := t.TempDir()
+	ca := newCA(t)
+	ca.issue(t, dir)
+	s := &server{port: freePort(t), metrics: freePort(t), probes: freePort(t)}
+	args, _ := json.Marshal([]string{
+		"--kubeconfig=" + c.kubeconfig, "--config=" + c.configFile(t), "--namespace=" + releaseNamespace,
+		"--host=127.0.0.1", "--port=" + strconv.Itoa(s.port),
+		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", s.metrics), fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", s.probes),
+		"--cert-mode=files", "--cert-dir=" + dir, "--log-level=error",
 	})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	logs, err := os.Create(filepath.Join(t.TempDir(), "replica.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	cmd.Env = append(os.Environ(), replicaArgsEnv+"="+string(args), "GOMEMLIMIT="+chartGOMEMLIMIT(t, c))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		<-exited
+		if t.Failed() {
+			out, _ := os.ReadFile(logs.Name())
+			t.Logf("replica's log:\n%s", out)
+		}
+	})
+	waitUntil(t, time.Minute, "the replica is ready", func() error {
+		if code, body := s.get("probes", "/readyz"); code != http.StatusOK {
+			return fmt.Errorf("/readyz %d: %s", code, body)
+		}
+		return nil
+	})
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca.CertPEM())
+	cfg := &tls.Config{RootCAs: pool}
+	return &replica{
+		server: s, process: cmd.Process, exited: exited, idle: vmHWM(t, cmd.Process.Pid), tls: cfg,
+		kept:  &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg, MaxIdleConnsPerHost: 100}},
+		fresh: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg, DisableKeepAlives: true}},
+	}
+}
+
+// loadDuration is how long a test loads a replica.
+const loadDuration = 8 * time.Second
+
+// load returns the context of a test's load, which ends after
+// loadDuration, and the group of its goroutines.
+func (r *replica) load(t *testing.T) (context.Context, *sync.WaitGroup) {
+	// Cancelled, not timed out: a dial that fails at a deadline could
+	// return before the context says it ended.
+	ctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	time.AfterFunc(loadDuration, stop)
+	return ctx, &sync.WaitGroup{}
+}
+
+func (r *replica) addr() string { return fmt.Sprintf("127.0.0.1:%d", r.port) }
+
+// post sends a review and returns the answer.
+func (r *replica) post(client *http.Client, body []byte) (int, []byte, error) {
+	resp, err := client.Post("https://"+r.addr()+"/inject", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, out, err
+}
+
+// check sends ordinary reviews through each of clients and asks /readyz
+// until ctx ends, waits for wg (the load), and checks that every review
+// was answered correctly, at least 5 of them, that the replica was always
+// ready and is still running, and that its peak RSS stayed below
+// maxReplicaRSS.
+func (r *replica) check(t *testing.T, ctx context.Context, wg *sync.WaitGroup, clients ...*http.Client) {
 	var answered, wrong, unready atomic.Int64
-	var slowest time.Duration
+	var mu sync.Mutex
+	var slowest, slowestProbe time.Duration
 	ordinary := reviewOf(t, "web", nil)
-	for _, via := range []*http.Client{client, fresh} {
+	for _, client := range clients {
 		wg.Go(func() {
-			for loadCtx.Err() == nil {
+			for ctx.Err() == nil {
 				start := time.Now()
-				code, out, err := post(via, ordinary)
+				code, out, err := r.post(client, ordinary)
 				mu.Lock()
 				slowest = max(slowest, time.Since(start))
 				mu.Unlock()
@@ -189,10 +254,9 @@ func TestReplicaUnderLoad(t *testing.T) {
 	// the chart leaves at its default); here the replica shares two cores
 	// with the load the test drives, so the probe waits longer.
 	probe := &http.Client{Timeout: 5 * time.Second}
-	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", s.probes)
-	var slowestProbe time.Duration
+	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", r.probes)
 	wg.Go(func() {
-		for loadCtx.Err() == nil {
+		for ctx.Err() == nil {
 			start := time.Now()
 			resp, err := probe.Get(readyz)
 			slowestProbe = max(slowestProbe, time.Since(start))
@@ -212,33 +276,19 @@ func TestReplicaUnderLoad(t *testing.T) {
 	wg.Wait()
 
 	select {
-	case err := <-exited:
-		exited <- err
+	case err := <-r.exited:
+		r.exited <- err
 		t.Fatalf("the replica exited under load: %v", err)
 	default:
 	}
-	peak := vmHWM(t, replica.Process.Pid)
-	t.Logf("replica's peak RSS %d MiB (%d MiB when ready, bound %d MiB); ordinary reviews answered %d (slowest in %s), wrong %d; /readyz failures %d (slowest in %s); load: %v; header flood: %v",
-		peak>>20, idle>>20, maxReplicaRSS>>20, answered.Load(), slowest.Round(time.Millisecond), wrong.Load(), unready.Load(), slowestProbe.Round(time.Millisecond), outcomes, flood)
+	peak := vmHWM(t, r.process.Pid)
+	t.Logf("replica's peak RSS %d MiB (%d MiB when ready, bound %d MiB); ordinary reviews answered %d (slowest in %s), wrong %d; /readyz failures %d (slowest in %s)",
+		peak>>20, r.idle>>20, maxReplicaRSS>>20, answered.Load(), slowest.Round(time.Millisecond), wrong.Load(), unready.Load(), slowestProbe.Round(time.Millisecond))
 	if peak > maxReplicaRSS {
 		t.Errorf("peak RSS %d MiB, want at most %d MiB", peak>>20, maxReplicaRSS>>20)
 	}
 	if answered.Load() < 5 {
-		t.Errorf("%d ordinary reviews answered in %s", answered.Load(), duration)
-	}
-	for outcome, n := range outcomes {
-		switch outcome {
-		case "6MiB 413", "3MiB 200", "3MiB 429":
-		// The server closes a connection whose body it did not read (after
-		// half a second): a client still writing the body then may see the
-		// reset before the 413.
-		case "6MiB error: connection reset by peer", "6MiB error: broken pipe":
-		default:
-			t.Errorf("%d reviews: %s; want 6 MiB refused (413, or reset unread), 3 MiB answered (200) or refused for now (429)", n, outcome)
-		}
-	}
-	if outcomes["3MiB 200"] == 0 {
-		t.Error("no 3 MiB review answered: the limiter lets none through")
+		t.Errorf("%d ordinary reviews answered in %s", answered.Load(), loadDuration)
 	}
 }
 
