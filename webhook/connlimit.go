@@ -10,12 +10,14 @@ import (
 
 // connLimit is a listener that keeps at most max connections open. At the
 // limit, a new connection takes the place of the one that has waited
-// longest for a request, if that one has waited at least evictAfter: it is
-// still in its TLS handshake or header, or idle between requests. So
-// connections held open on purpose, which would keep every slot of a plain
-// limit (netutil.LimitListener) and make new ones wait, cost a new one no
-// more than evictAfter. A connection whose request is being handled is
-// never closed; while all are, the new one waits for one to close.
+// longest, and at least evictAfter, for its first request: one still in
+// its TLS handshake or first header. So connections stalled on purpose,
+// which would keep every place of a plain limit (netutil.LimitListener)
+// until the header timeout, cost a new connection no more than
+// evictAfter. A connection that has had a request, handled or idle since,
+// is never closed: a client may be sending its next request on an idle
+// connection as the server closes it, and would see that request fail.
+// While no connection can be closed, the new one waits for one to close.
 //
 // The server's ConnState must call track; evictAfter 0 never evicts (for
 // HTTP/2, whose connections the server does not report as active).
@@ -25,7 +27,7 @@ type connLimit struct {
 	evictAfter time.Duration
 	mu         sync.Mutex
 	open       map[*limitedConn]struct{}
-	changed    chan struct{} // a connection closed or began waiting
+	changed    chan struct{} // a connection closed
 	closed     chan struct{}
 	closeOnce  sync.Once
 }
@@ -39,8 +41,8 @@ func newConnLimit(l net.Listener, maxConns int, evictAfter time.Duration) *connL
 type limitedConn struct {
 	net.Conn
 	limit *connLimit
-	// waiting is when the connection began waiting for a request; zero
-	// while one is handled. Guarded by limit.mu.
+	// waiting is when the connection was admitted, until its first
+	// request; then zero. Guarded by limit.mu.
 	waiting time.Time
 }
 
@@ -50,12 +52,14 @@ func (l *connLimit) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	lc := &limitedConn{Conn: c, limit: l, waiting: time.Now()}
+	lc := &limitedConn{Conn: c, limit: l}
 	for {
 		l.mu.Lock()
-		victim, wait := l.room(time.Now())
+		now := time.Now()
+		victim, wait := l.room(now)
 		if victim != nil || len(l.open) < l.max {
 			delete(l.open, victim)
+			lc.waiting = now // from here: the server reads it only once admitted
 			l.open[lc] = struct{}{}
 			l.mu.Unlock()
 			if victim != nil {
@@ -78,7 +82,8 @@ func (l *connLimit) Accept() (net.Conn, error) {
 }
 
 // room returns, when all max connections are open, the one to evict, or
-// else how long until one may be (an hour when none waits).
+// else how long until one may be (an hour when none waits for its first
+// request).
 func (l *connLimit) room(now time.Time) (victim *limitedConn, wait time.Duration) {
 	wait = time.Hour
 	if len(l.open) < l.max || l.evictAfter <= 0 {
@@ -98,26 +103,18 @@ func (l *connLimit) room(now time.Time) (victim *limitedConn, wait time.Duration
 	return victim, 0
 }
 
-// track is http.Server.ConnState: it notes when a connection waits for a
-// request and when one is handled.
+// track is http.Server.ConnState: it notes a connection's first request.
 func (l *connLimit) track(c net.Conn, state http.ConnState) {
+	if state != http.StateActive {
+		return
+	}
 	if tc, ok := c.(*tls.Conn); ok {
 		c = tc.NetConn()
 	}
-	lc, ok := c.(*limitedConn)
-	if !ok {
-		return
-	}
-	l.mu.Lock()
-	switch state {
-	case http.StateActive:
+	if lc, ok := c.(*limitedConn); ok {
+		l.mu.Lock()
 		lc.waiting = time.Time{}
-	case http.StateIdle:
-		lc.waiting = time.Now()
-	}
-	l.mu.Unlock()
-	if state == http.StateIdle {
-		l.signal()
+		l.mu.Unlock()
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 )
 
 // TestConnLimit serves plain HTTP through a connLimit of two connections
-// and checks which connection a new one displaces, if any.
+// and checks which connection a new one displaces, if any, and when.
 func TestConnLimit(t *testing.T) {
 	const evictAfter = 300 * time.Millisecond
 	release := make(chan struct{})
@@ -74,23 +74,51 @@ func TestConnLimit(t *testing.T) {
 		return err != nil && !errors.Is(err, os.ErrDeadlineExceeded)
 	}
 
-	t.Run("the connection waiting longest makes room", func(t *testing.T) {
+	t.Run("the connection waiting longest for its first request makes room", func(t *testing.T) {
 		addr := serve(t, evictAfter)
-		idle := dial(t, addr)
-		if status, err := get(idle, "/", time.Second); err != nil {
-			t.Fatalf("%s %v", status, err)
-		}
+		first := dial(t, addr) // sends nothing
 		time.Sleep(50 * time.Millisecond)
-		silent := dial(t, addr) // sends nothing
+		second := dial(t, addr)
 		time.Sleep(evictAfter)
 		if status, err := get(dial(t, addr), "/", time.Second); err != nil {
 			t.Fatalf("a new connection: %s %v", status, err)
 		}
-		if !closed(idle) {
-			t.Error("the connection idle longest was not closed")
+		if !closed(first) {
+			t.Error("the connection waiting longest was not closed")
 		}
-		if closed(silent) {
+		if closed(second) {
 			t.Error("the connection waiting less long was closed")
+		}
+	})
+	t.Run("connections that had a request are never closed", func(t *testing.T) {
+		addr := serve(t, evictAfter)
+		var idle []net.Conn
+		for range 2 {
+			c := dial(t, addr)
+			if status, err := get(c, "/", time.Second); err != nil {
+				t.Fatalf("%s %v", status, err)
+			}
+			idle = append(idle, c)
+		}
+		time.Sleep(evictAfter)
+		answered := make(chan error, 1)
+		go func() {
+			_, err := get(dial(t, addr), "/", 5*time.Second)
+			answered <- err
+		}()
+		select {
+		case err := <-answered:
+			t.Fatalf("a new connection was answered (%v) while two idle ones were open", err)
+		case <-time.After(2 * evictAfter):
+		}
+		for i, c := range idle {
+			if closed(c) {
+				t.Errorf("idle connection %d was closed", i)
+			}
+		}
+		idle[0].Close()
+		if err := <-answered; err != nil {
+			t.Errorf("after one closed: %v", err)
 		}
 	})
 	t.Run("a new connection waits until one has waited evictAfter", func(t *testing.T) {
@@ -103,6 +131,27 @@ func TestConnLimit(t *testing.T) {
 		}
 		if took := time.Since(start); took < evictAfter {
 			t.Errorf("answered after %s, before any connection waited %s", took, evictAfter)
+		}
+	})
+	t.Run("a connection waits evictAfter from when it got its place", func(t *testing.T) {
+		addr := serve(t, evictAfter)
+		var idle []net.Conn
+		for range 2 {
+			c := dial(t, addr)
+			if status, err := get(c, "/", time.Second); err != nil {
+				t.Fatalf("%s %v", status, err)
+			}
+			idle = append(idle, c)
+		}
+		dial(t, addr) // waits for a place, longer than evictAfter, then sends nothing
+		time.Sleep(evictAfter + 100*time.Millisecond)
+		idle[0].Close()
+		start := time.Now()
+		if status, err := get(dial(t, addr), "/", 5*time.Second); err != nil {
+			t.Fatalf("a new connection: %s %v", status, err)
+		}
+		if took := time.Since(start); took < evictAfter*2/3 {
+			t.Errorf("answered after %s: the connection before it was closed before it could send a request", took)
 		}
 	})
 	t.Run("connections handling a request are never closed", func(t *testing.T) {

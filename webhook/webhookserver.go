@@ -37,8 +37,8 @@ type serverLimits struct {
 	IdleTimeout time.Duration
 	// MaxConns is the most connections open at once. At the limit, a new
 	// connection takes the place of the one that has waited longest, and
-	// at least EvictAfter, for a request (connlimit.go); while none has,
-	// it waits. EvictAfter 0 never closes one.
+	// at least EvictAfter, for its first request (connlimit.go); while
+	// none has, it waits. EvictAfter 0 never closes one.
 	MaxConns   int
 	EvictAfter time.Duration
 }
@@ -64,11 +64,14 @@ var defaultServerLimits = serverLimits{
 	// reviews take milliseconds, so one waiting for a connection waits
 	// briefly.
 	MaxConns: 256,
-	// The API server sends a request within milliseconds of connecting,
-	// and keeps a connection idle after it for reuse: at the limit, one
-	// that waited a second is idle or stalled on purpose. Without this,
-	// 256 connections held open make every new one wait up to
-	// ReadHeaderTimeout (TestReplicaUnderStalledHeaders).
+	// The API server sends its first request within milliseconds of
+	// connecting: at the limit, a connection that sent none in a second
+	// is stalled on purpose (or starved of CPU). Without this, 256
+	// connections stalled in their handshake or header make every new one
+	// wait up to ReadHeaderTimeout (TestReplicaUnderStalledHeaders).
+	// Connections idle after a request are left alone; holding the limit
+	// with those takes a request each, which with client authentication
+	// only the API server can send.
 	EvictAfter: time.Second,
 }
 
