@@ -74,6 +74,30 @@ func TestConnLimit(t *testing.T) {
 		return err != nil && !errors.Is(err, os.ErrDeadlineExceeded)
 	}
 
+	// used is a connection that had a request and is idle.
+	used := func(t *testing.T, addr string) net.Conn {
+		c := dial(t, addr)
+		if status, err := get(c, "/", time.Second); err != nil {
+			t.Fatalf("%s %v", status, err)
+		}
+		return c
+	}
+	// waits sends a request on a new connection, checks that it is not
+	// answered within 2*evictAfter, and returns its outcome to come.
+	waits := func(t *testing.T, addr string) <-chan error {
+		answered := make(chan error, 1)
+		go func() {
+			_, err := get(dial(t, addr), "/", 5*time.Second)
+			answered <- err
+		}()
+		select {
+		case err := <-answered:
+			t.Fatalf("a new connection was answered (%v) while the others were open", err)
+		case <-time.After(2 * evictAfter):
+		}
+		return answered
+	}
+
 	t.Run("the connection waiting longest for its first request makes room", func(t *testing.T) {
 		addr := serve(t, evictAfter)
 		first := dial(t, addr) // sends nothing
@@ -92,25 +116,9 @@ func TestConnLimit(t *testing.T) {
 	})
 	t.Run("connections that had a request are never closed", func(t *testing.T) {
 		addr := serve(t, evictAfter)
-		var idle []net.Conn
-		for range 2 {
-			c := dial(t, addr)
-			if status, err := get(c, "/", time.Second); err != nil {
-				t.Fatalf("%s %v", status, err)
-			}
-			idle = append(idle, c)
-		}
+		idle := []net.Conn{used(t, addr), used(t, addr)}
 		time.Sleep(evictAfter)
-		answered := make(chan error, 1)
-		go func() {
-			_, err := get(dial(t, addr), "/", 5*time.Second)
-			answered <- err
-		}()
-		select {
-		case err := <-answered:
-			t.Fatalf("a new connection was answered (%v) while two idle ones were open", err)
-		case <-time.After(2 * evictAfter):
-		}
+		answered := waits(t, addr)
 		for i, c := range idle {
 			if closed(c) {
 				t.Errorf("idle connection %d was closed", i)
@@ -135,14 +143,7 @@ func TestConnLimit(t *testing.T) {
 	})
 	t.Run("a connection waits evictAfter from when it got its place", func(t *testing.T) {
 		addr := serve(t, evictAfter)
-		var idle []net.Conn
-		for range 2 {
-			c := dial(t, addr)
-			if status, err := get(c, "/", time.Second); err != nil {
-				t.Fatalf("%s %v", status, err)
-			}
-			idle = append(idle, c)
-		}
+		idle := []net.Conn{used(t, addr), used(t, addr)}
 		dial(t, addr) // waits for a place, longer than evictAfter, then sends nothing
 		time.Sleep(evictAfter + 100*time.Millisecond)
 		idle[0].Close()
@@ -183,16 +184,7 @@ func TestConnLimit(t *testing.T) {
 		first := dial(t, addr)
 		dial(t, addr)
 		time.Sleep(evictAfter)
-		answered := make(chan error, 1)
-		go func() {
-			_, err := get(dial(t, addr), "/", 5*time.Second)
-			answered <- err
-		}()
-		select {
-		case err := <-answered:
-			t.Fatalf("a new connection was answered (%v) while two were open", err)
-		case <-time.After(2 * evictAfter):
-		}
+		answered := waits(t, addr)
 		first.Close()
 		if err := <-answered; err != nil {
 			t.Errorf("after one closed: %v", err)
