@@ -6,16 +6,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
 	"github.com/meshinit/meshinit/certs"
 )
@@ -57,8 +52,8 @@ func (c *clientCAs) load() (*x509.CertPool, error) {
 // clientAuth checks client certificates: they must chain to a CA in the
 // CA file for client authentication and, unless names is empty, have one
 // of names as their subject common name or a DNS name. The server's own
-// readiness check presents self, issued at startup by a CA that only this
-// process ever has, so it neither fails nor fills the log.
+// readiness check (a handshake in process, webhookserver.go) presents
+// self, issued at startup by a CA that only this process ever has.
 type clientAuth struct {
 	cas   *clientCAs
 	names []string
@@ -112,17 +107,4 @@ func (a *clientAuth) verify(cs tls.ConnectionState) error {
 		return fmt.Errorf("client certificate %q (DNS names %q) is not one of --client-names=%q", leaf.Subject.CommonName, leaf.DNSNames, strings.Join(a.names, ","))
 	}
 	return nil
-}
-
-// startedChecker is controller-runtime's webhook server StartedChecker (a
-// TLS connection to the port succeeds), presenting self.
-func (a *clientAuth) startedChecker(host string, port int) healthz.Checker {
-	cfg := &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{a.self}} //nolint:gosec // only whether the port completes a handshake
-	return func(*http.Request) error {
-		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", net.JoinHostPort(host, strconv.Itoa(port)), cfg)
-		if err != nil {
-			return fmt.Errorf("webhook server is not reachable: %w", err)
-		}
-		return conn.Close()
-	}
 }

@@ -19,9 +19,10 @@
 //     at its placement; the annotation is never trusted.
 //
 // [Config] is the injection configuration file; [Serve] runs the HTTPS
-// server with health, readiness and metrics endpoints. Reviews reach the
-// handler through a limiter (limit.go) that bounds the memory they hold,
-// whoever sends them. The command is
+// server with health, readiness and metrics endpoints. The server
+// (webhookserver.go) bounds request headers and connections; reviews reach
+// the handler through a limiter (limit.go) that bounds the memory their
+// bodies hold, whoever sends them. The command is
 // webhook/cmd/meshinit-webhook. The manifests that register the webhook
 // live in the Helm chart, charts/meshinit.
 package webhook

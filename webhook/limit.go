@@ -33,7 +33,8 @@ type reviewLimits struct {
 
 // defaultReviewLimits hold a replica's reviews to about three times 16 MiB
 // of bodies, far below the chart's 256 Mi limit: TestReplicaUnderLoad
-// measures a peak RSS of about 96 MiB (41 MiB when idle).
+// measures a peak RSS of about 105 MiB (40 MiB when idle) under these
+// reviews and a flood of large headers (webhookserver.go) together.
 var defaultReviewLimits = reviewLimits{
 	// The API server refuses a request body over 3 MiB, and a pod is
 	// stored in etcd (1.5 MiB by default) as protobuf; a review wraps the

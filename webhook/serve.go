@@ -55,6 +55,9 @@ type ServerOptions struct {
 	// EnableHTTP2 offers HTTP/2 on the webhook port. Default false: HTTP/2
 	// stream multiplexing has been a source of denial-of-service bugs
 	// (CVE-2023-44487, CVE-2023-39325) and the API server does not need it.
+	// With it, connections held open are not displaced at the server's
+	// connection limit (webhookserver.go): HTTP/2 connections do not report
+	// when a request is being handled.
 	EnableHTTP2 bool
 	// ClientCAFile, when set, makes the webhook port require a client
 	// certificate that chains to a CA in this PEM file (re-read when it
@@ -185,6 +188,10 @@ func Serve(ctx context.Context, cfg *rest.Config, o ServerOptions) error {
 		return err
 	}
 
+	server := newWebhookServer(o, provider.CertDir(), tlsOpts, defaultServerLimits)
+	if auth != nil {
+		server.self = &auth.self
+	}
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
 		return err
@@ -195,12 +202,7 @@ func Serve(ctx context.Context, cfg *rest.Config, o ServerOptions) error {
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:  o.ProbeAddr,
 		GracefulShutdownTimeout: &o.ShutdownTimeout,
-		WebhookServer: crwebhook.NewServer(crwebhook.Options{
-			Host:    o.Host,
-			Port:    o.Port,
-			CertDir: provider.CertDir(),
-			TLSOpts: []func(*tls.Config){tlsOpts},
-		}),
+		WebhookServer:           server,
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
@@ -210,18 +212,15 @@ func Serve(ctx context.Context, cfg *rest.Config, o ServerOptions) error {
 		return err
 	}
 	hook := &admission.Webhook{Handler: NewHandler(config, namespaces), LogConstructor: requestLogger}
+	// GetWebhookServer adds the server to the manager's runnables.
 	mgr.GetWebhookServer().Register(o.Path, limitReviews(defaultReviewLimits, hook))
-	started := mgr.GetWebhookServer().StartedChecker()
-	if auth != nil {
-		started = auth.startedChecker(o.Host, o.Port)
-	}
 	var stopping atomic.Bool
 	for _, c := range []struct {
 		name  string
 		check healthz.Checker
 	}{
 		{"certificate", provider.ReadyCheck},
-		{"webhook", started},
+		{"webhook", mgr.GetWebhookServer().StartedChecker()},
 		{"namespaces", synced},
 		{"shutdown", func(*http.Request) error {
 			if stopping.Load() {
