@@ -1,0 +1,322 @@
+package kubectlplugin
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Version is what `kubectl meshinit version` prints, set at build time
+// with -ldflags -X (internal/images builds the plugin as the images'
+// programs).
+var Version = "dev"
+
+// flagMeshinitNamespace names meshinit's own namespace when it cannot be
+// found from the cluster-scoped objects (or there are several).
+const flagMeshinitNamespace = "meshinit-namespace"
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitProblem = 1 // a problem found, or the cluster could not be read
+	exitUsage   = 2
+)
+
+// Main runs kubectl-meshinit with args (without the program name), writing
+// its report to stdout and errors to stderr, and returns the exit code:
+// 0 when nothing is wrong, 1 when something is (a problem found, meshinit
+// not installed, a read refused), 2 for a command line it does not take.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return run(ctx, args, stdout, stderr, &options{now: time.Now, dial: dialTLS})
+}
+
+// run is Main with the clock and the endpoint dialer of o (tests pass
+// their own).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, o *options) int {
+	o.config = genericclioptions.NewConfigFlags(true)
+	root := newCommand(o)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	var found problemsFound
+	var usage usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &found):
+		return exitProblem
+	case errors.As(err, &usage) || strings.HasPrefix(err.Error(), "unknown command"):
+		fmt.Fprintf(stderr, "error: %v\nSee 'kubectl meshinit --help'.\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "error: %v\n", err)
+	return exitProblem
+}
+
+// problemsFound ends a command whose report (already printed) holds
+// problems.
+type problemsFound int
+
+func (p problemsFound) Error() string { return plural(int(p), "problem", "problems") + " found" }
+
+// usageError is a command line the command does not take.
+type usageError struct{ error }
+
+// options are the command line: kubectl's connection flags and ours.
+type options struct {
+	config            *genericclioptions.ConfigFlags
+	output            string
+	meshinitNamespace string
+	allNamespaces     bool
+	now               func() time.Time
+	dial              func(ctx context.Context, addr, serverName string) ([]*x509.Certificate, error)
+}
+
+// clients reach the API server the kubeconfig and flags name.
+type clients struct {
+	kube    kubernetes.Interface
+	dynamic dynamic.Interface
+	// dryRun is kube keeping the API server's warnings to itself (audit
+	// reads them from each response instead).
+	dryRun kubernetes.Interface
+	// dial reads the certificate an endpoint serves (dialTLS).
+	dial func(ctx context.Context, addr, serverName string) ([]*x509.Certificate, error)
+}
+
+func (o *options) clients() (*clients, error) {
+	cfg, err := o.config.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	cfg.UserAgent = "kubectl-meshinit/" + Version
+	c := &clients{dial: o.dial}
+	if c.kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if c.dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	quiet := rest.CopyConfig(cfg)
+	quiet.WarningHandler, quiet.WarningHandlerWithContext = rest.NoWarnings{}, nil
+	if c.dryRun, err = kubernetes.NewForConfig(quiet); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// scope is -n (default: the kubeconfig context's namespace) or -A.
+func (o *options) scope() (scope, error) {
+	if o.allNamespaces {
+		return scope{}, nil
+	}
+	ns, _, err := o.config.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return scope{}, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return scope{namespace: ns}, nil
+}
+
+// connect makes the clients and finds meshinit.
+func (o *options) connect(ctx context.Context) (*clients, release, error) {
+	if o.output != outputTable && o.output != outputJSON {
+		return nil, release{}, usageError{fmt.Errorf("--output=%q: want %s or %s", o.output, outputTable, outputJSON)}
+	}
+	c, err := o.clients()
+	if err != nil {
+		return nil, release{}, err
+	}
+	r, err := locate(ctx, c.kube, o.meshinitNamespace)
+	return c, r, err
+}
+
+func newCommand(o *options) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "kubectl-meshinit",
+		Short: "What is wrong with meshinit in this cluster, and what to run about it",
+		Long: `kubectl meshinit looks at meshinit in the cluster of your kubeconfig and says what is wrong and
+the command that fixes it. Every command exits 1 when it finds a problem.
+
+  check           the installation: CRD, policies, bindings, injector, webhook, certificates
+  pods            pods with an outdated or missing meshinit-redirect, by workload
+  audit           pods and workloads the RedirectPolicies in force now would refuse
+  explain POD     a pod's redirect settings and the iptables rules they program`,
+		Annotations:       map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl meshinit"},
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	flags := root.PersistentFlags()
+	o.config.AddFlags(flags)
+	flags.StringVarP(&o.output, "output", "o", outputTable, "output format: table or json")
+	flags.StringVar(&o.meshinitNamespace, flagMeshinitNamespace, "", "meshinit's namespace (default: found from its cluster-wide objects)")
+
+	allNamespaces := func(c *cobra.Command) {
+		c.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "all namespaces, not only -n's (default: the context's)")
+	}
+	noArgs := func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageError{fmt.Errorf("%s takes no arguments, got %q", c.Name(), args)}
+		}
+		return nil
+	}
+
+	check := &cobra.Command{
+		Use:   "check",
+		Short: "Check the installation: CRD, policies (type-checked, bound), injector, webhook Deployment and endpoints, certificates and their expiry",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, r, err := o.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			in, err := gatherInstall(cmd.Context(), c, r)
+			if err != nil {
+				return err
+			}
+			findings := runChecks(in, o.now())
+			return report(printFindings(cmd.OutOrStdout(), o.output, in.Release, findings), countProblems(findings))
+		},
+	}
+	pods := &cobra.Command{
+		Use:   "pods [-n NAMESPACE | -A]",
+		Short: "List the pods of opted-in namespaces (and pods opted in by label): current, stale or not injected and why, by workload, with the command that updates them",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, r, err := o.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			s, err := o.scope()
+			if err != nil {
+				return err
+			}
+			rep, err := podsReport(cmd.Context(), c, r, s)
+			if err != nil {
+				return err
+			}
+			return report(printPods(cmd.OutOrStdout(), o.output, rep), rep.Problems)
+		},
+	}
+	allNamespaces(pods)
+	audit := &cobra.Command{
+		Use:   "audit [-n NAMESPACE | -A]",
+		Short: "Ask the API server, by a server-side dry-run create of each running pod and workload, which the RedirectPolicies in force now would refuse",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, r, err := o.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			s, err := o.scope()
+			if err != nil {
+				return err
+			}
+			rep, err := auditRun(cmd.Context(), c, r, s)
+			if err != nil {
+				return err
+			}
+			return report(printAudit(cmd.OutOrStdout(), o.output, rep), rep.Problems)
+		},
+	}
+	allNamespaces(audit)
+	explainCmd := &cobra.Command{
+		Use:   "explain POD [-n NAMESPACE]",
+		Short: "Show a pod's effective redirect settings and the iptables rules the redirector programs for them, without exec",
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError{fmt.Errorf("explain takes one pod name, got %d arguments", len(args))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, r, err := o.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			s, err := o.scope()
+			if err != nil {
+				return err
+			}
+			e, err := explainPod(cmd.Context(), c, r, s.namespace, args[0])
+			if err != nil {
+				return err
+			}
+			n := 0
+			if e.Problem {
+				n = 1
+			}
+			return report(printExplain(cmd.OutOrStdout(), o.output, e), n)
+		},
+	}
+	version := &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), Version)
+			return err
+		},
+	}
+	root.AddCommand(check, pods, audit, explainCmd, version)
+	return root
+}
+
+// report ends a command: the printer's error, else problemsFound when
+// there are problems.
+func report(printErr error, problems int) error {
+	if printErr != nil {
+		return printErr
+	}
+	if problems > 0 {
+		return problemsFound(problems)
+	}
+	return nil
+}
+
+// explainPod reads what `explain` needs: the pod, its namespace's labels,
+// its workload's owners and the installed configuration.
+func explainPod(ctx context.Context, c *clients, r release, namespace, name string) (Explanation, error) {
+	cfg, _, err := loadConfig(ctx, c.kube, &r)
+	if err != nil {
+		return Explanation{}, err
+	}
+	pod, err := c.kube.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return Explanation{}, readError("get", "pods", namespace, err)
+	}
+	ns, err := c.kube.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+	if err != nil {
+		return Explanation{}, readError("get", "namespaces", "", err)
+	}
+	o := owners{}
+	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
+		switch ref.Kind {
+		case "ReplicaSet":
+			rs, err := c.kube.AppsV1().ReplicaSets(namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+			if err != nil {
+				return Explanation{}, readError("get", "replicasets.apps", namespace, err)
+			}
+			o.add(ref.Kind, rs.ObjectMeta)
+		case "Job":
+			job, err := c.kube.BatchV1().Jobs(namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+			if err != nil {
+				return Explanation{}, readError("get", "jobs.batch", namespace, err)
+			}
+			o.add(ref.Kind, job.ObjectMeta)
+		}
+	}
+	return explain(pod, ns.Labels, cfg, o), nil
+}
