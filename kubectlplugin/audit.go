@@ -71,9 +71,20 @@ func verdict(warnings []string, err error) (Verdict, string) {
 	case err == nil:
 		return VerdictWarned, strings.Join(policy, "; ")
 	case errors.As(err, &status) && (apierrors.IsForbidden(err) || apierrors.IsInvalid(err)):
-		return VerdictRefused, status.Status().Message
+		return VerdictRefused, withoutSubject(status.Status().Message)
 	}
 	return VerdictUnchecked, err.Error()
+}
+
+// withoutSubject drops what a refusal starts with, `pods "web-x7k2p" is
+// forbidden: `: the dry run's generated name says nothing.
+func withoutSubject(msg string) string {
+	for _, sep := range []string{" is forbidden: ", " is invalid: "} {
+		if _, rest, ok := strings.Cut(msg, sep); ok {
+			return rest
+		}
+	}
+	return msg
 }
 
 // auditFix is what to do about a result that is not admitted.

@@ -28,7 +28,7 @@ func TestVerdict(t *testing.T) {
 		{"admitted", nil, nil, VerdictAdmitted, ""},
 		{"admitted with another warning", []string{`would violate PodSecurity "restricted:latest": runAsNonRoot != true`}, nil, VerdictAdmitted, ""},
 		{"a policy's warning", []string{"other", vapWarned}, nil, VerdictWarned, vapWarned},
-		{"refused by the policy", nil, apierrors.NewForbidden(pods, "web-x", errors.New(vapDenied)), VerdictRefused, `pods "web-x" is forbidden: ` + vapDenied},
+		{"refused by the policy", nil, apierrors.NewForbidden(pods, "web-x", errors.New(vapDenied)), VerdictRefused, vapDenied},
 		{"refused by a webhook", nil, apierrors.NewForbidden(pods, "", errors.New(`admission webhook "x" denied the request: no`)), VerdictRefused, `admission webhook "x" denied the request: no`},
 		{"invalid", nil, apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "web-x", field.ErrorList{field.Required(field.NewPath("spec"), "")}), VerdictRefused, "spec: Required value"},
 		{"the API server failed", nil, apierrors.NewInternalError(errors.New("etcd")), VerdictUnchecked, "etcd"},

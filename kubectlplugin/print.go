@@ -23,6 +23,7 @@ const (
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
 
@@ -36,14 +37,23 @@ func table(w io.Writer, header []string, rows [][]string) error {
 	return tw.Flush()
 }
 
-// fixes writes "To fix:" and each problem's command under what it is for.
+// fixes writes "To fix:" and each command under what it is for: items are
+// (what, command), a command for several things once, in order.
 func fixes(w io.Writer, items [][2]string) {
 	if len(items) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nTo fix:")
+	var commands []string
+	what := map[string][]string{}
 	for _, it := range items {
-		fmt.Fprintf(w, "  %s:\n    %s\n", it[0], it[1])
+		if what[it[1]] == nil {
+			commands = append(commands, it[1])
+		}
+		what[it[1]] = append(what[it[1]], it[0])
+	}
+	fmt.Fprintln(w, "\nTo fix:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %s:\n    %s\n", strings.Join(what[c], ", "), c)
 	}
 }
 
