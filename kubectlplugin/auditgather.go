@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"golang.org/x/sync/errgroup"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -110,73 +112,54 @@ func gatherWorkloads(ctx context.Context, c *clients, s scope, namespaces map[st
 		out = append(out, subject{result: AuditResult{Namespace: meta.Namespace, Kind: kind, Name: meta.Name}, resource: resource, client: client, object: object})
 	}
 	ns := s.namespace
-	opts := metav1.ListOptions{}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		list, err := apps.Deployments(ns).List(gctx, opts)
-		if err != nil {
-			return readError("list", "deployments.apps", ns, err)
-		}
-		for i := range list.Items {
-			d := &list.Items[i]
-			add("Deployment", "deployments", apps.RESTClient(), d.ObjectMeta, d.Spec.Template.Labels, deploymentForCreate(d))
-		}
-		return nil
+		return collect(gctx, ns, "deployments.apps", apps.Deployments(ns).List, func(l *appsv1.DeploymentList) {
+			for i := range l.Items {
+				d := &l.Items[i]
+				add("Deployment", "deployments", apps.RESTClient(), d.ObjectMeta, d.Spec.Template.Labels, deploymentForCreate(d))
+			}
+		})
 	})
 	g.Go(func() error {
-		list, err := apps.StatefulSets(ns).List(gctx, opts)
-		if err != nil {
-			return readError("list", "statefulsets.apps", ns, err)
-		}
-		for i := range list.Items {
-			d := &list.Items[i]
-			add("StatefulSet", "statefulsets", apps.RESTClient(), d.ObjectMeta, d.Spec.Template.Labels, statefulSetForCreate(d))
-		}
-		return nil
+		return collect(gctx, ns, "statefulsets.apps", apps.StatefulSets(ns).List, func(l *appsv1.StatefulSetList) {
+			for i := range l.Items {
+				d := &l.Items[i]
+				add("StatefulSet", "statefulsets", apps.RESTClient(), d.ObjectMeta, d.Spec.Template.Labels, statefulSetForCreate(d))
+			}
+		})
 	})
 	g.Go(func() error {
-		list, err := apps.DaemonSets(ns).List(gctx, opts)
-		if err != nil {
-			return readError("list", "daemonsets.apps", ns, err)
-		}
-		for i := range list.Items {
-			d := &list.Items[i]
-			add("DaemonSet", "daemonsets", apps.RESTClient(), d.ObjectMeta, d.Spec.Template.Labels, daemonSetForCreate(d))
-		}
-		return nil
+		return collect(gctx, ns, "daemonsets.apps", apps.DaemonSets(ns).List, func(l *appsv1.DaemonSetList) {
+			for i := range l.Items {
+				d := &l.Items[i]
+				add("DaemonSet", "daemonsets", apps.RESTClient(), d.ObjectMeta, d.Spec.Template.Labels, daemonSetForCreate(d))
+			}
+		})
 	})
 	g.Go(func() error {
-		list, err := apps.ReplicaSets(ns).List(gctx, opts)
-		if err != nil {
-			return readError("list", "replicasets.apps", ns, err)
-		}
-		for i := range list.Items {
-			d := &list.Items[i]
-			add("ReplicaSet", "replicasets", apps.RESTClient(), d.ObjectMeta, d.Spec.Template.Labels, replicaSetForCreate(d))
-		}
-		return nil
+		return collect(gctx, ns, "replicasets.apps", apps.ReplicaSets(ns).List, func(l *appsv1.ReplicaSetList) {
+			for i := range l.Items {
+				d := &l.Items[i]
+				add("ReplicaSet", "replicasets", apps.RESTClient(), d.ObjectMeta, d.Spec.Template.Labels, replicaSetForCreate(d))
+			}
+		})
 	})
 	g.Go(func() error {
-		list, err := batch.Jobs(ns).List(gctx, opts)
-		if err != nil {
-			return readError("list", "jobs.batch", ns, err)
-		}
-		for i := range list.Items {
-			d := &list.Items[i]
-			add("Job", "jobs", batch.RESTClient(), d.ObjectMeta, d.Spec.Template.Labels, jobForCreate(d))
-		}
-		return nil
+		return collect(gctx, ns, "jobs.batch", batch.Jobs(ns).List, func(l *batchv1.JobList) {
+			for i := range l.Items {
+				d := &l.Items[i]
+				add("Job", "jobs", batch.RESTClient(), d.ObjectMeta, d.Spec.Template.Labels, jobForCreate(d))
+			}
+		})
 	})
 	g.Go(func() error {
-		list, err := batch.CronJobs(ns).List(gctx, opts)
-		if err != nil {
-			return readError("list", "cronjobs.batch", ns, err)
-		}
-		for i := range list.Items {
-			d := &list.Items[i]
-			add("CronJob", "cronjobs", batch.RESTClient(), d.ObjectMeta, d.Spec.JobTemplate.Spec.Template.Labels, cronJobForCreate(d))
-		}
-		return nil
+		return collect(gctx, ns, "cronjobs.batch", batch.CronJobs(ns).List, func(l *batchv1.CronJobList) {
+			for i := range l.Items {
+				d := &l.Items[i]
+				add("CronJob", "cronjobs", batch.RESTClient(), d.ObjectMeta, d.Spec.JobTemplate.Spec.Template.Labels, cronJobForCreate(d))
+			}
+		})
 	})
 	return out, g.Wait()
 }

@@ -6,14 +6,13 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"net/http"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/testr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -280,13 +279,13 @@ func (e *apiServerEnv) install(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.config = &cfg
-	e.runWebhook(t, cm.Data[configKey])
-
-	// The Deployment's controller: both replicas ready.
 	d, err := e.admin.AppsV1().Deployments(testNamespace).Get(ctx, "meshinit-webhook", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.runWebhook(t, d, cm.Data[configKey])
+
+	// The Deployment's controller: both replicas ready.
 	d.Status = appsv1.DeploymentStatus{Replicas: 2, ReadyReplicas: 2, AvailableReplicas: 2,
 		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"}}}
 	if _, err := e.admin.AppsV1().Deployments(testNamespace).UpdateStatus(ctx, d, metav1.UpdateOptions{}); err != nil {
@@ -329,9 +328,10 @@ func (e *apiServerEnv) install(t *testing.T) {
 	})
 }
 
-// runWebhook runs the webhook as its Deployment does (self-managed
-// certificates in the chart's Secret, the caBundle kept), on a local port.
-func (e *apiServerEnv) runWebhook(t *testing.T, config string) {
+// runWebhook runs the webhook command with the arguments of the chart's
+// Deployment (self-managed certificates in the chart's Secret, the
+// caBundle kept), on a local port, with config, the ConfigMap's file.
+func (e *apiServerEnv) runWebhook(t *testing.T, d *appsv1.Deployment, config string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), configKey)
 	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
@@ -339,17 +339,13 @@ func (e *apiServerEnv) runWebhook(t *testing.T, config string) {
 	}
 	port, probes := testkit.FreePort(t), testkit.FreePort(t)
 	e.webhookAddr = fmt.Sprintf("127.0.0.1:%d", port)
+	args := append(d.Spec.Template.Spec.Containers[0].Args, // later flags win
+		"--kubeconfig="+e.server.Kubeconfig, "--config="+path, "--namespace="+testNamespace, "--cert-dir="+t.TempDir(),
+		"--host=127.0.0.1", fmt.Sprintf("--port=%d", port), "--metrics-bind-address=0",
+		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probes), "--shutdown-delay=-1s", "--log-format=text")
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- webhook.Serve(ctx, e.server.Config, webhook.ServerOptions{
-			ConfigFile: path, Namespace: testNamespace, Host: "127.0.0.1", Port: port,
-			MetricsAddr: "0", ProbeAddr: fmt.Sprintf("127.0.0.1:%d", probes), ShutdownDelay: -1,
-			Certs: certs.Options{SecretName: "meshinit-webhook-tls", ServiceName: "meshinit-webhook", ServiceNamespace: testNamespace,
-				WebhookConfigName: "meshinit", CertDir: t.TempDir(), StartupTimeout: time.Minute},
-			Log: testr.New(t),
-		})
-	}()
+	done := make(chan int, 1)
+	go func() { done <- webhook.Main(ctx, args, io.Discard, &testWriter{t}) }()
 	stopped := false
 	e.stopWebhook = func() {
 		if !stopped {
@@ -359,22 +355,15 @@ func (e *apiServerEnv) runWebhook(t *testing.T, config string) {
 		}
 	}
 	t.Cleanup(e.stopWebhook)
-	testkit.Eventually(t, 90*time.Second, "the webhook ready", func() error {
-		select {
-		case err := <-done:
-			t.Fatalf("the webhook stopped: %v", err)
-		default:
-		}
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probes))
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("readyz %d", resp.StatusCode)
-		}
-		return nil
-	})
+	testkit.AwaitReady(t, 90*time.Second, "webhook.Main", fmt.Sprintf("http://127.0.0.1:%d/readyz", probes), done)
+}
+
+// testWriter logs what is written to it.
+type testWriter struct{ t *testing.T }
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }
 
 func (e *apiServerEnv) createNamespace(t *testing.T, name string, labels map[string]string) {

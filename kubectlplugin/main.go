@@ -9,12 +9,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Version is what `kubectl meshinit version` prints, set at build time
@@ -38,6 +40,10 @@ const (
 // 0 when nothing is wrong, 1 when something is (a problem found, meshinit
 // not installed, a read refused), 2 for a command line it does not take.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// The webhook's and certs' code it reads configurations with defaults
+	// controller-runtime's logger, which complains on stderr when nobody
+	// set it; the plugin logs nothing.
+	crlog.SetLogger(logr.Discard())
 	return run(ctx, args, stdout, stderr, &options{now: time.Now, dial: dialTLS})
 }
 
@@ -128,17 +134,41 @@ func (o *options) scope() (scope, error) {
 	return scope{namespace: ns}, nil
 }
 
-// connect makes the clients and finds meshinit.
-func (o *options) connect(ctx context.Context) (*clients, release, error) {
+// connect makes the clients, finds meshinit and takes the scope.
+func (o *options) connect(ctx context.Context) (*clients, release, scope, error) {
 	if o.output != outputTable && o.output != outputJSON {
-		return nil, release{}, usageError{fmt.Errorf("--output=%q: want %s or %s", o.output, outputTable, outputJSON)}
+		return nil, release{}, scope{}, usageError{fmt.Errorf("--output=%q: want %s or %s", o.output, outputTable, outputJSON)}
 	}
 	c, err := o.clients()
 	if err != nil {
-		return nil, release{}, err
+		return nil, release{}, scope{}, err
+	}
+	s, err := o.scope()
+	if err != nil {
+		return nil, release{}, scope{}, err
 	}
 	r, err := locate(ctx, c.kube, o.meshinitNamespace)
-	return c, r, err
+	return c, r, s, err
+}
+
+// run is what a command does once connected: it prints its report to w
+// and returns how many problems the report holds.
+type runFunc func(ctx context.Context, c *clients, r release, s scope, w io.Writer, args []string) (problems int, err error)
+
+// command is a command's RunE: connect, run, and end with problemsFound
+// when the report holds problems.
+func (o *options) command(run runFunc) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		c, r, s, err := o.connect(cmd.Context())
+		if err != nil {
+			return err
+		}
+		problems, err := run(cmd.Context(), c, r, s, cmd.OutOrStdout(), args)
+		if err == nil && problems > 0 {
+			err = problemsFound(problems)
+		}
+		return err
+	}
 }
 
 func newCommand(o *options) *cobra.Command {
@@ -163,127 +193,83 @@ the command that fixes it. Every command exits 1 when it finds a problem.
 	flags.StringVarP(&o.output, "output", "o", outputTable, "output format: table or json")
 	flags.StringVar(&o.meshinitNamespace, flagMeshinitNamespace, "", "meshinit's namespace (default: found from its cluster-wide objects)")
 
-	allNamespaces := func(c *cobra.Command) {
-		c.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "all namespaces, not only -n's (default: the context's)")
-	}
-	noArgs := func(c *cobra.Command, args []string) error {
-		if len(args) > 0 {
-			return usageError{fmt.Errorf("%s takes no arguments, got %q", c.Name(), args)}
-		}
-		return nil
-	}
-
-	check := &cobra.Command{
-		Use:   "check",
-		Short: "Check the installation: CRD, policies (type-checked, bound), injector, webhook Deployment and endpoints, certificates and their expiry",
-		Args:  noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, r, err := o.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			in, err := gatherInstall(cmd.Context(), c, r)
-			if err != nil {
-				return err
-			}
-			findings := runChecks(in, o.now())
-			return report(printFindings(cmd.OutOrStdout(), o.output, in.Release, findings), countProblems(findings))
-		},
-	}
-	pods := &cobra.Command{
-		Use:   "pods [-n NAMESPACE | -A]",
-		Short: "List the pods of opted-in namespaces (and pods opted in by label): current, stale or not injected and why, by workload, with the command that updates them",
-		Args:  noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, r, err := o.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			s, err := o.scope()
-			if err != nil {
-				return err
-			}
-			rep, err := podsReport(cmd.Context(), c, r, s)
-			if err != nil {
-				return err
-			}
-			return report(printPods(cmd.OutOrStdout(), o.output, rep), rep.Problems)
-		},
-	}
-	allNamespaces(pods)
-	audit := &cobra.Command{
-		Use:   "audit [-n NAMESPACE | -A]",
-		Short: "Ask the API server, by a server-side dry-run create of each running pod and workload, which the RedirectPolicies in force now would refuse",
-		Args:  noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, r, err := o.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			s, err := o.scope()
-			if err != nil {
-				return err
-			}
-			rep, err := auditRun(cmd.Context(), c, r, s)
-			if err != nil {
-				return err
-			}
-			return report(printAudit(cmd.OutOrStdout(), o.output, rep), rep.Problems)
-		},
-	}
-	allNamespaces(audit)
-	explainCmd := &cobra.Command{
-		Use:   "explain POD [-n NAMESPACE]",
-		Short: "Show a pod's effective redirect settings and the iptables rules the redirector programs for them, without exec",
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError{fmt.Errorf("explain takes one pod name, got %d arguments", len(args))}
+	args := func(n int, what string) cobra.PositionalArgs {
+		return func(c *cobra.Command, args []string) error {
+			if len(args) != n {
+				return usageError{fmt.Errorf("%s takes %s, got %q", c.Name(), what, args)}
 			}
 			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, r, err := o.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			s, err := o.scope()
-			if err != nil {
-				return err
-			}
-			e, err := explainPod(cmd.Context(), c, r, s.namespace, args[0])
-			if err != nil {
-				return err
-			}
-			n := 0
-			if e.Problem {
-				n = 1
-			}
-			return report(printExplain(cmd.OutOrStdout(), o.output, e), n)
-		},
+		}
 	}
-	version := &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintln(cmd.OutOrStdout(), Version)
-			return err
-		},
+	allNamespaces := func(c *cobra.Command) *cobra.Command {
+		c.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "all namespaces, not only -n's (default: the context's)")
+		return c
 	}
-	root.AddCommand(check, pods, audit, explainCmd, version)
+	root.AddCommand(
+		&cobra.Command{
+			Use:   "check",
+			Short: "Check the installation: CRD, policies, bindings, injector, webhook, certificates",
+			Args:  args(0, "no arguments"),
+			RunE: o.command(func(ctx context.Context, c *clients, r release, _ scope, w io.Writer, _ []string) (int, error) {
+				in, err := gatherInstall(ctx, c, r)
+				if err != nil {
+					return 0, err
+				}
+				findings := runChecks(in, o.now())
+				return countProblems(findings), printFindings(w, o.output, in.Release, findings)
+			}),
+		},
+		allNamespaces(&cobra.Command{
+			Use:   "pods [-n NAMESPACE | -A]",
+			Short: "Pods of opted-in namespaces: current, stale or not injected and why, by workload",
+			Args:  args(0, "no arguments"),
+			RunE: o.command(func(ctx context.Context, c *clients, r release, s scope, w io.Writer, _ []string) (int, error) {
+				rep, err := podsReport(ctx, c, r, s)
+				if err != nil {
+					return 0, err
+				}
+				return rep.Problems, printPods(w, o.output, rep)
+			}),
+		}),
+		allNamespaces(&cobra.Command{
+			Use:   "audit [-n NAMESPACE | -A]",
+			Short: "Pods and workloads the RedirectPolicies in force now would refuse (server-side dry runs)",
+			Args:  args(0, "no arguments"),
+			RunE: o.command(func(ctx context.Context, c *clients, r release, s scope, w io.Writer, _ []string) (int, error) {
+				rep, err := auditRun(ctx, c, r, s)
+				if err != nil {
+					return 0, err
+				}
+				return rep.Problems, printAudit(w, o.output, rep)
+			}),
+		}),
+		&cobra.Command{
+			Use:   "explain POD [-n NAMESPACE]",
+			Short: "A pod's redirect settings and the iptables rules they program, without exec",
+			Args:  args(1, "one pod name"),
+			RunE: o.command(func(ctx context.Context, c *clients, r release, s scope, w io.Writer, args []string) (int, error) {
+				e, err := explainPod(ctx, c, r, s.namespace, args[0])
+				if err != nil {
+					return 0, err
+				}
+				problems := 0
+				if e.Problem {
+					problems = 1
+				}
+				return problems, printExplain(w, o.output, e)
+			}),
+		},
+		&cobra.Command{
+			Use:   "version",
+			Short: "Print the version",
+			Args:  args(0, "no arguments"),
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				_, err := fmt.Fprintln(cmd.OutOrStdout(), Version)
+				return err
+			},
+		},
+	)
 	return root
-}
-
-// report ends a command: the printer's error, else problemsFound when
-// there are problems.
-func report(printErr error, problems int) error {
-	if printErr != nil {
-		return printErr
-	}
-	if problems > 0 {
-		return problemsFound(problems)
-	}
-	return nil
 }
 
 // explainPod reads what `explain` needs: the pod, its namespace's labels,

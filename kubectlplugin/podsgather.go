@@ -3,6 +3,8 @@ package kubectlplugin
 import (
 	"context"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -82,24 +84,37 @@ func gatherOwners(ctx context.Context, c *clients, s scope, pods []corev1.Pod) (
 		}
 	}
 	if kinds["ReplicaSet"] {
-		list, err := c.kube.AppsV1().ReplicaSets(s.namespace).List(ctx, metav1.ListOptions{})
+		err := collect(ctx, s.namespace, "replicasets.apps", c.kube.AppsV1().ReplicaSets(s.namespace).List, func(l *appsv1.ReplicaSetList) {
+			for _, rs := range l.Items {
+				o.add("ReplicaSet", rs.ObjectMeta)
+			}
+		})
 		if err != nil {
-			return nil, readError("list", "replicasets.apps", s.namespace, err)
-		}
-		for _, rs := range list.Items {
-			o.add("ReplicaSet", rs.ObjectMeta)
+			return nil, err
 		}
 	}
 	if kinds["Job"] {
-		list, err := c.kube.BatchV1().Jobs(s.namespace).List(ctx, metav1.ListOptions{})
+		err := collect(ctx, s.namespace, "jobs.batch", c.kube.BatchV1().Jobs(s.namespace).List, func(l *batchv1.JobList) {
+			for _, j := range l.Items {
+				o.add("Job", j.ObjectMeta)
+			}
+		})
 		if err != nil {
-			return nil, readError("list", "jobs.batch", s.namespace, err)
-		}
-		for _, j := range list.Items {
-			o.add("Job", j.ObjectMeta)
+			return nil, err
 		}
 	}
 	return o, nil
+}
+
+// collect lists a resource (its plural and group, for errors) in namespace
+// ("" for all) and hands the list to each.
+func collect[L any](ctx context.Context, namespace, resource string, list func(context.Context, metav1.ListOptions) (L, error), each func(L)) error {
+	l, err := list(ctx, metav1.ListOptions{})
+	if err != nil {
+		return readError("list", resource, namespace, err)
+	}
+	each(l)
+	return nil
 }
 
 // podsReport is `pods`: every running pod meshinit looks at in the scope,

@@ -3,7 +3,6 @@ package kubectlplugin
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"testing"
 
 	"github.com/meshinit/meshinit/internal/testkit"
@@ -64,19 +63,5 @@ func TestJSON(t *testing.T) {
 	}
 	if got.Problems != 1 || got.Findings[0] != in[0] || got.Release.Namespace != "ns" || !bytes.Contains(b.Bytes(), []byte("a -> b")) {
 		t.Errorf("-o json:\n%s", b.String())
-	}
-}
-
-func TestReport(t *testing.T) {
-	if err := report(nil, 0); err != nil {
-		t.Errorf("no problems: %v", err)
-	}
-	var found problemsFound
-	if err := report(nil, 2); !errors.As(err, &found) || found != 2 {
-		t.Errorf("2 problems: %v", err)
-	}
-	printErr := errors.New("broken pipe")
-	if err := report(printErr, 2); err != printErr {
-		t.Errorf("a failed print: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -57,6 +58,7 @@ func (c *clients) served(ctx context.Context, in Install) []Served {
 			}
 		}
 	}
+	slices.Sort(addrs)
 	out := make([]Served, len(addrs))
 	var wg sync.WaitGroup
 	for i, addr := range addrs {
