@@ -26,8 +26,8 @@ func readError(verb, resource, namespace string, err error) error {
 }
 
 // errNotInstalled is why a command cannot look at meshinit.
-var errNotInstalled = errors.New("meshinit is not installed in this cluster: no MutatingWebhookConfiguration, MutatingAdmissionPolicy, " +
-	"ValidatingAdmissionPolicy or ValidatingAdmissionPolicyBinding is labelled " + labelName + "=" + chartName +
+var errNotInstalled = errors.New("meshinit is not installed in this cluster: no MutatingWebhookConfiguration, MutatingAdmissionPolicy " +
+	"or ValidatingAdmissionPolicyBinding is labelled " + labelName + "=" + chartName +
 	"; install it: helm install meshinit charts/meshinit -n meshinit-system --create-namespace")
 
 // notServed reports whether err says the API server does not serve the

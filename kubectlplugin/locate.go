@@ -56,7 +56,7 @@ func locate(ctx context.Context, kube kubernetes.Interface, namespace string) (r
 	if namespace != "" {
 		return release{Namespace: namespace}, nil
 	}
-	any := release{}.selector()
+	all := release{}.selector()
 	found := map[release]bool{}
 	add := func(meta metav1.ObjectMeta, namespaces ...string) {
 		if ns := meta.Annotations[helmNamespace]; ns != "" {
@@ -69,7 +69,7 @@ func locate(ctx context.Context, kube kubernetes.Interface, namespace string) (r
 		}
 	}
 	admission := kube.AdmissionregistrationV1()
-	mwcs, err := admission.MutatingWebhookConfigurations().List(ctx, any)
+	mwcs, err := admission.MutatingWebhookConfigurations().List(ctx, all)
 	if err != nil {
 		return release{}, locateError(readError("list", "mutatingwebhookconfigurations.admissionregistration.k8s.io", "", err))
 	}
@@ -81,7 +81,7 @@ func locate(ctx context.Context, kube kubernetes.Interface, namespace string) (r
 		}
 		add(m.ObjectMeta)
 	}
-	bindings, err := admission.ValidatingAdmissionPolicyBindings().List(ctx, any)
+	bindings, err := admission.ValidatingAdmissionPolicyBindings().List(ctx, all)
 	if err != nil {
 		return release{}, locateError(readError("list", "validatingadmissionpolicybindings.admissionregistration.k8s.io", "", err))
 	}
@@ -91,12 +91,12 @@ func locate(ctx context.Context, kube kubernetes.Interface, namespace string) (r
 		}
 		add(b.ObjectMeta)
 	}
-	maps, err := admission.MutatingAdmissionPolicies().List(ctx, any)
+	mutating, err := admission.MutatingAdmissionPolicies().List(ctx, all)
 	if err != nil && !notServed(err) {
 		return release{}, locateError(readError("list", "mutatingadmissionpolicies.admissionregistration.k8s.io", "", err))
 	}
 	if err == nil {
-		for _, m := range maps.Items {
+		for _, m := range mutating.Items {
 			add(m.ObjectMeta)
 		}
 	}

@@ -40,9 +40,9 @@ const (
 // 0 when nothing is wrong, 1 when something is (a problem found, meshinit
 // not installed, a read refused), 2 for a command line it does not take.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	// The webhook's and certs' code it reads configurations with defaults
-	// controller-runtime's logger, which complains on stderr when nobody
-	// set it; the plugin logs nothing.
+	// webhook.ParseArgs fills in the server's defaults, among them
+	// controller-runtime's logger, which complains on stderr when nothing
+	// set it; the plugin logs nothing through it.
 	crlog.SetLogger(logr.Discard())
 	return run(ctx, args, stdout, stderr, &options{now: time.Now, dial: dialTLS})
 }
@@ -87,8 +87,11 @@ type options struct {
 	meshinitNamespace string
 	allNamespaces     bool
 	now               func() time.Time
-	dial              func(ctx context.Context, addr, serverName string) ([]*x509.Certificate, error)
+	dial              dialer
 }
+
+// dialer reads the certificates an endpoint serves (dialTLS).
+type dialer func(ctx context.Context, addr, serverName string) ([]*x509.Certificate, error)
 
 // clients reach the API server the kubeconfig and flags name.
 type clients struct {
@@ -97,8 +100,7 @@ type clients struct {
 	// dryRun is kube keeping the API server's warnings to itself (audit
 	// reads them from each response instead).
 	dryRun kubernetes.Interface
-	// dial reads the certificate an endpoint serves (dialTLS).
-	dial func(ctx context.Context, addr, serverName string) ([]*x509.Certificate, error)
+	dial   dialer
 }
 
 func (o *options) clients() (*clients, error) {
