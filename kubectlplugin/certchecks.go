@@ -62,8 +62,7 @@ func checkCertificates(in Install, now time.Time) []Finding {
 		out = append(out, info(obj, read))
 	}
 
-	ref := in.ServiceRef() // there is one: served reads endpoints and the Secret only for it
-	serverName := ref.Name + "." + ref.Namespace + ".svc"
+	serverName := in.serverName() // there is a Service: served reads only its endpoints and Secret
 	var signers []*x509.Certificate
 	for _, s := range served {
 		from := "served by " + strings.Join(s.from, ", ") + ": "

@@ -72,6 +72,13 @@ func (in Install) ServiceRef() *admissionregistrationv1.ServiceReference {
 	return nil
 }
 
+// serverName is the name the API server verifies the webhook's
+// certificate for: its Service's, <name>.<namespace>.svc.
+func (in Install) serverName() string {
+	ref := in.ServiceRef()
+	return ref.Name + "." + ref.Namespace + ".svc"
+}
+
 // gatherInstall reads what `check` looks at. A read RBAC forbids is an
 // error naming it; the MutatingAdmissionPolicy API may be absent.
 func gatherInstall(ctx context.Context, c *clients, r release) (Install, error) {
@@ -115,12 +122,12 @@ func gatherInstall(ctx context.Context, c *clients, r release) (Install, error) 
 		return in, readError("list", "mutatingwebhookconfigurations.admissionregistration.k8s.io", "", err)
 	}
 	in.WebhookConfigs = mwcs.Items
-	switch maps, err := admission.MutatingAdmissionPolicies().List(ctx, sel); {
+	switch mutating, err := admission.MutatingAdmissionPolicies().List(ctx, sel); {
 	case notServed(err):
 	case err != nil:
 		return in, readError("list", "mutatingadmissionpolicies.admissionregistration.k8s.io", "", err)
 	default:
-		in.MutatingPolicies = maps.Items
+		in.MutatingPolicies = mutating.Items
 		mapBindings, err := admission.MutatingAdmissionPolicyBindings().List(ctx, sel)
 		if err != nil {
 			return in, readError("list", "mutatingadmissionpolicybindings.admissionregistration.k8s.io", "", err)
@@ -164,13 +171,13 @@ func gatherWebhook(ctx context.Context, c *clients, in *Install) error {
 	default:
 		in.Service = svc
 	}
-	slices, err := c.kube.DiscoveryV1().EndpointSlices(ref.Namespace).List(ctx, metav1.ListOptions{
+	endpoints, err := c.kube.DiscoveryV1().EndpointSlices(ref.Namespace).List(ctx, metav1.ListOptions{
 		LabelSelector: discoveryv1.LabelServiceName + "=" + ref.Name,
 	})
 	if err != nil {
 		return readError("list", "endpointslices.discovery.k8s.io", ref.Namespace, err)
 	}
-	in.Endpoints = slices.Items
+	in.Endpoints = endpoints.Items
 	in.Served = c.served(ctx, *in)
 	return nil
 }

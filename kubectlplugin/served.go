@@ -41,8 +41,6 @@ const dialTimeout = 3 * time.Second
 // instead, if the webhook's arguments name one; the endpoints' errors are
 // kept, to say why.
 func (c *clients) served(ctx context.Context, in Install) []Served {
-	ref := in.ServiceRef()
-	serverName := ref.Name + "." + ref.Namespace + ".svc"
 	var addrs []string
 	for _, s := range in.Endpoints {
 		port := endpointPort(s, in.Service)
@@ -64,7 +62,7 @@ func (c *clients) served(ctx context.Context, in Install) []Served {
 	for i, addr := range addrs {
 		wg.Go(func() {
 			out[i] = Served{From: "endpoint " + addr}
-			out[i].Chain, out[i].Err = c.dial(ctx, addr, serverName)
+			out[i].Chain, out[i].Err = c.dial(ctx, addr, in.serverName())
 		})
 	}
 	wg.Wait()
