@@ -10,7 +10,7 @@ export MESHINIT_CACHE
 KUBERNETES_VERSION := v1.37.2
 KUBERNETES_BIN := $(MESHINIT_CACHE)/kubernetes-$(KUBERNETES_VERSION)/bin
 
-.PHONY: test demo demo-down demo-netns deps lint fuzz images bench-redirect bench-webhook bench-e2e
+.PHONY: test demo demo-down demo-netns deps lint fuzz images plugin bench-redirect bench-webhook bench-e2e
 
 ## test: everything CI runs: host packages, upstream binaries, then all Go tests, the end-to-end ones on the local cluster last.
 # The e2e packages (e2e/cluster's own test, e2e's tests of the chart) all use the one
@@ -101,6 +101,10 @@ PUSH ?=
 ## images: redirector, webhook, test-app and test-proxy images as reproducible OCI archives in _output/images, without Docker (ctr -n k8s.io images import <file>); PUSH=<registry prefix> also pushes them. VERSION defaults to the chart's appVersion.
 images:
 	$(GO) run ./hack/images -arch $(ARCHS) $(if $(VERSION),-version $(VERSION)) $(if $(PUSH),-push $(PUSH))
+
+## plugin: kubectl-meshinit (`kubectl meshinit`: check, pods, audit, explain) for this machine in _output/bin, built as the images' programs are (static, -trimpath, stripped, its version stamped; VERSION defaults to the chart's appVersion); put it on PATH.
+plugin:
+	$(GO) run ./hack/images -plugin _output/bin/kubectl-meshinit $(if $(VERSION),-version $(VERSION))
 
 .PHONY: generate
 
