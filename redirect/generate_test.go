@@ -18,7 +18,8 @@ import (
 //
 //   - charts/meshinit/values.schema.json: webhook.inject.redirect's keys
 //   - charts/meshinit/templates/_redirect.tpl: the defaults helper and the
-//     list of settings whose values must be written in the redirector's order
+//     list of settings whose values must be written as the redirector
+//     renders them
 //   - README.md: the redirector's flag table and the annotation table
 var generated = []struct {
 	path     string
@@ -135,11 +136,11 @@ func chartHelpers() []string {
 	}
 	out = append(out, "{{- end -}}", "",
 		"{{- /*",
-		"meshinit.redirect.orderedLists: the port-list settings pods cannot set, one",
-		"a line. The policy compares their arguments with the chart's values, so",
-		"those must be written as Config.Args renders them: in ascending order.",
+		"meshinit.redirect.canonicalLists: the port-list settings pods cannot set,",
+		"one a line. The policy compares their arguments with the chart's values,",
+		"so those must be written as Config.Args renders them: each entry once.",
 		"*/ -}}",
-		`{{- define "meshinit.redirect.orderedLists" -}}`)
+		`{{- define "meshinit.redirect.canonicalLists" -}}`)
 	var ordered []string
 	for _, s := range settings {
 		if s.kind == kindPorts && s.annotation == "" {
