@@ -106,10 +106,10 @@ func TestErrorsQuoteShort(t *testing.T) {
 	}
 }
 
-// TestOverlap compares the merge sweep with the pairwise check it replaced,
-// on random lists (unsorted, as written) that overlap themselves as well as
-// each other: both find an overlap or neither, and the sweep's port is the
-// lowest one in both lists.
+// TestOverlap compares firstOverlap with the pairwise check, on random
+// lists (as written: unsorted) that overlap themselves as well as each
+// other: both name the same range of the second list, the first that
+// shares a port with the first list.
 func TestOverlap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	randomList := func() PortList {
@@ -121,25 +121,23 @@ func TestOverlap(t *testing.T) {
 		l.Ranges = distinct(l.Ranges)
 		return l
 	}
-	// lowest is the lowest port in both lists, found pairwise.
-	lowest := func(l, o PortList) (uint16, bool) {
-		found, low := false, uint16(0)
-		for _, r := range l.Ranges {
-			for _, q := range o.Ranges {
-				if r.First <= q.Last && q.First <= r.Last && (!found || max(r.First, q.First) < low) {
-					found, low = true, max(r.First, q.First)
+	pairwise := func(l, o PortList) (PortRange, bool) {
+		for _, q := range o.Ranges {
+			for _, r := range l.Ranges {
+				if r.First <= q.Last && q.First <= r.Last {
+					return q, true
 				}
 			}
 		}
-		return low, found
+		return PortRange{}, false
 	}
 	overlapping := 0
 	for range 20000 {
 		l, o := randomList(), randomList()
-		got, ok := l.overlap(o)
-		want, wantOK := lowest(l, o)
+		got, ok := l.firstOverlap(o)
+		want, wantOK := pairwise(l, o)
 		if ok != wantOK || got != want {
-			t.Fatalf("overlap(%s, %s) = %d, %v; pairwise says %d, %v", l, o, got, ok, want, wantOK)
+			t.Fatalf("firstOverlap(%s, %s) = %s, %v; pairwise says %s, %v", l, o, got, ok, want, wantOK)
 		}
 		if ok {
 			overlapping++
@@ -187,7 +185,7 @@ func BenchmarkRefuseLargestAllowed(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := FromAnnotations(annotations, Defaults()); err == nil || !strings.Contains(err.Error(), "port 60000 is also in") {
+		if _, err := FromAnnotations(annotations, Defaults()); err == nil || !strings.Contains(err.Error(), "entry 60000 overlaps") {
 			b.Fatalf("want the overlap at 60000 refused, got %v", err)
 		}
 	}
@@ -200,7 +198,7 @@ func BenchmarkOverlap(b *testing.B) {
 		l, o := disjointPorts(n, 1), disjointPorts(n, 2)
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			for b.Loop() {
-				if _, ok := l.overlap(o); ok {
+				if _, ok := l.firstOverlap(o); ok {
 					b.Fatal("disjoint lists overlap")
 				}
 			}

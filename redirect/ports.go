@@ -173,33 +173,29 @@ func (l PortList) Contains(p uint16) bool {
 	return l.All || slices.ContainsFunc(l.Ranges, func(r PortRange) bool { return r.contains(p) })
 }
 
-// overlap returns the lowest port that is in an entry of l and in an entry
-// of o, if any (a port, not a range, so that the policy's CEL can name the
-// same one). With both lists sorted by first port one merge sweep finds it:
-// every range is visited once, in order of its first port, remembering the
-// entry reaching furthest of each list so far; the first range starting at
-// or before where the other list's furthest entry ends overlaps it, from its
-// first port, and no lower port is in both (its two ranges would have met
-// earlier). Sorting copies makes it O(n log n).
-func (l PortList) overlap(o PortList) (uint16, bool) {
-	var furthest [2]*PortRange // of l and of o, among the ranges visited
-	lists := [2][]PortRange{sortedRanges(l.Ranges), sortedRanges(o.Ranges)}
-	var next [2]int
-	for next[0] < len(lists[0]) || next[1] < len(lists[1]) {
-		i := 0 // the list whose next range starts first
-		if next[0] == len(lists[0]) || next[1] < len(lists[1]) && lists[1][next[1]].First < lists[0][next[0]].First {
-			i = 1
+// firstOverlap returns the first range of o, in its order, that shares a
+// port with a range of l, if any: the entry a person wrote that is the
+// problem (the policy's CEL names the same one). l's ranges, sorted and
+// merged into disjoint intervals, are searched for each range of o, so it
+// costs O((n+m) log n), not n*m.
+func (l PortList) firstOverlap(o PortList) (PortRange, bool) {
+	var merged []PortRange // l's ports as disjoint ranges, sorted
+	for _, r := range sortedRanges(l.Ranges) {
+		if n := len(merged); n > 0 && r.First <= merged[n-1].Last {
+			merged[n-1].Last = max(merged[n-1].Last, r.Last)
+			continue
 		}
-		r := &lists[i][next[i]]
-		next[i]++
-		if f := furthest[1-i]; f != nil && r.First <= f.Last {
-			return r.First, true
-		}
-		if furthest[i] == nil || r.Last > furthest[i].Last {
-			furthest[i] = r
+		merged = append(merged, r)
+	}
+	for _, r := range o.Ranges {
+		// The first merged range that ends at or after r starts overlaps r
+		// if it starts at or before r ends.
+		i, _ := slices.BinarySearchFunc(merged, r.First, func(m PortRange, p uint16) int { return cmp.Compare(m.Last, p) })
+		if i < len(merged) && merged[i].First <= r.Last {
+			return r, true
 		}
 	}
-	return 0, false
+	return PortRange{}, false
 }
 
 // sortedRanges is a copy of ranges sorted by first port, then last.
