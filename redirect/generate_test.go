@@ -1,10 +1,12 @@
 package redirect
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -147,7 +149,52 @@ func chartHelpers() []string {
 			ordered = append(ordered, s.key)
 		}
 	}
-	return append(out, strings.Join(ordered, "\n"), "{{- end -}}")
+	out = append(out, strings.Join(ordered, "\n"), "{{- end -}}", "",
+		"{{- /* meshinit.redirect.maxListBytes, maxListEntries: the list limits (MaxListBytes, MaxListEntries). */ -}}",
+		`{{- define "meshinit.redirect.maxListBytes" -}}`+strconv.Itoa(MaxListBytes)+"{{- end -}}",
+		`{{- define "meshinit.redirect.maxListEntries" -}}`+strconv.Itoa(MaxListEntries)+"{{- end -}}", "",
+		"{{- /*",
+		"meshinit.redirect.table: the settings table, as JSON, in its order: each",
+		"setting's key, the pod annotation that sets it (\"\" when pods cannot), its",
+		"kind (port, id, ports, cidrs, enum) and an enum's values. The",
+		"MutatingAdmissionPolicy reads and renders each setting by its kind",
+		"(_inject.tpl), so a new setting of a known kind needs nothing more.",
+		"*/ -}}",
+		`{{- define "meshinit.redirect.table" -}}`)
+	for i, s := range settings {
+		row, err := json.Marshal(struct {
+			Key        string   `json:"key"`
+			Annotation string   `json:"annotation"`
+			Kind       string   `json:"kind"`
+			Values     []string `json:"values,omitempty"`
+		}{s.key, s.annotation, kindNames[s.kind], s.values})
+		if err != nil {
+			panic(err)
+		}
+		line := " " + string(row) + ","
+		switch {
+		case len(settings) == 1:
+			line = "[" + string(row) + "]"
+		case i == 0:
+			line = "[" + string(row) + ","
+		case i == len(settings)-1:
+			line = " " + string(row) + "]"
+		}
+		out = append(out, line)
+	}
+	return append(out, "{{- end -}}")
+}
+
+// kindNames are the kinds as the chart's settings table names them.
+var kindNames = map[kind]string{kindPort: "port", kindID: "id", kindPorts: "ports", kindCIDRs: "cidrs", kindEnum: "enum"}
+
+// TestKindsNamed: every kind has a name in the chart's table.
+func TestKindsNamed(t *testing.T) {
+	for _, s := range settings {
+		if kindNames[s.kind] == "" {
+			t.Errorf("setting %s: its kind %d has no name in kindNames (and no CEL in the chart's _inject.tpl)", s.key, s.kind)
+		}
+	}
 }
 
 // schemaRedirectKeys rewrites the properties of webhook.inject.redirect in

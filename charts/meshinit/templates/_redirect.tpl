@@ -35,6 +35,32 @@ so those must be written as Config.Args renders them: each entry once.
 {{- define "meshinit.redirect.canonicalLists" -}}
 ignored-inbound-ports
 {{- end -}}
+
+{{- /* meshinit.redirect.maxListBytes, maxListEntries: the list limits (MaxListBytes, MaxListEntries). */ -}}
+{{- define "meshinit.redirect.maxListBytes" -}}4096{{- end -}}
+{{- define "meshinit.redirect.maxListEntries" -}}256{{- end -}}
+
+{{- /*
+meshinit.redirect.table: the settings table, as JSON, in its order: each
+setting's key, the pod annotation that sets it ("" when pods cannot), its
+kind (port, id, ports, cidrs, enum) and an enum's values. The
+MutatingAdmissionPolicy reads and renders each setting by its kind
+(_inject.tpl), so a new setting of a known kind needs nothing more.
+*/ -}}
+{{- define "meshinit.redirect.table" -}}
+[{"key":"outbound-proxy-port","annotation":"","kind":"port"},
+ {"key":"inbound-proxy-port","annotation":"","kind":"port"},
+ {"key":"proxy-uid","annotation":"","kind":"id"},
+ {"key":"proxy-gid","annotation":"","kind":"id"},
+ {"key":"include-inbound-ports","annotation":"traffic.meshinit.io/include-inbound-ports","kind":"ports"},
+ {"key":"exclude-inbound-ports","annotation":"traffic.meshinit.io/exclude-inbound-ports","kind":"ports"},
+ {"key":"ignored-inbound-ports","annotation":"","kind":"ports"},
+ {"key":"exclude-outbound-ports","annotation":"traffic.meshinit.io/exclude-outbound-ports","kind":"ports"},
+ {"key":"include-outbound-cidrs","annotation":"traffic.meshinit.io/include-outbound-cidrs","kind":"cidrs"},
+ {"key":"exclude-outbound-cidrs","annotation":"traffic.meshinit.io/exclude-outbound-cidrs","kind":"cidrs"},
+ {"key":"ipv6","annotation":"","kind":"enum","values":["auto","on","off"]},
+ {"key":"iptables-mode","annotation":"","kind":"enum","values":["auto","legacy","nft"]}]
+{{- end -}}
 {{- /* generated: end */ -}}
 
 {{- /*
