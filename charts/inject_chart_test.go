@@ -8,6 +8,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/webhook"
@@ -111,5 +112,16 @@ func TestInjectorStatus(t *testing.T) {
 	}
 	if statuses[0] == statuses[1] {
 		t.Errorf("a changed configuration keeps status %s", statuses[0])
+	}
+}
+
+// TestInjectorPoliciesCompile compiles each ValidatingAdmissionPolicy of
+// policy mode in-process, as the API server does (the RedirectPolicy's has
+// the injector's variables too).
+func TestInjectorPoliciesCompile(t *testing.T) {
+	for _, o := range charts.Find(renderMode(t, nil, "policy"), "ValidatingAdmissionPolicy", "") {
+		var vap admissionregistrationv1.ValidatingAdmissionPolicy
+		charts.DecodeOne(t, []*unstructured.Unstructured{o}, "ValidatingAdmissionPolicy", "", &vap)
+		compile(t, &vap)
 	}
 }
