@@ -28,13 +28,13 @@ const (
 // Why a pod is not injected.
 const (
 	// WhyMissing: it should have it but does not (created before its
-	// namespace opted in, or while the webhook was down with
+	// namespace opted in, or while the injector was down or failed with
 	// failurePolicy Ignore).
 	WhyMissing = "missing"
 	// WhyPodSecurity: its namespace enforces a PodSecurity level that
 	// forbids the init container's capabilities.
 	WhyPodSecurity = "pod-security"
-	// WhyRefused: the webhook would refuse it now (an invalid annotation
+	// WhyRefused: the injector would refuse it now (an invalid annotation
 	// or label).
 	WhyRefused = "refused"
 )
@@ -89,10 +89,10 @@ func classifyPod(pod *corev1.Pod, namespaceLabels map[string]string, cfg *webhoo
 		rep.Detail = strings.Join(containerDiff(pod.Spec.InitContainers, at, *r.Container, cfg.Placement), "; ")
 	case r.Outcome == webhook.OutcomeInjected:
 		rep.State, rep.Why, rep.Problem = StateNotInjected, WhyMissing, true
-		rep.Detail = "no " + webhook.ContainerName + " init container: created before its namespace or the pod opted in, or while the webhook was down (failurePolicy Ignore)"
+		rep.Detail = "no " + webhook.ContainerName + " init container: created before its namespace or the pod opted in, or while the injector was down or failed (failurePolicy Ignore)"
 	case r.Outcome == webhook.OutcomeDenied:
 		rep.State, rep.Why, rep.Problem = StateNotInjected, WhyRefused, true
-		rep.Detail = "the webhook would refuse it now: " + strings.TrimPrefix(r.Message, "meshinit: ")
+		rep.Detail = "meshinit would refuse it now: " + strings.TrimPrefix(r.Message, "meshinit: ")
 	case len(r.Warnings) > 0:
 		rep.State, rep.Why, rep.Problem = StateNotInjected, WhyPodSecurity, true
 		rep.Detail = strings.TrimPrefix(strings.Join(r.Warnings, "; "), "meshinit: ")

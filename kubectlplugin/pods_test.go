@@ -130,7 +130,7 @@ func TestClassifyPod(t *testing.T) {
 		{name: "PodSecurity baseline", pod: appPod("psa"), nsLabels: baseline, cfg: cfg,
 			state: StateNotInjected, why: WhyPodSecurity, problem: true, detail: `enforces PodSecurity "baseline"`},
 		{name: "an annotation the webhook refuses", pod: appPod("bad", annotated("traffic.meshinit.io/exclude-inbound-ports", "80-")), nsLabels: enabled, cfg: cfg,
-			state: StateNotInjected, why: WhyRefused, problem: true, detail: "the webhook would refuse it now: pod not injected: invalid annotation traffic.meshinit.io/exclude-inbound-ports"},
+			state: StateNotInjected, why: WhyRefused, problem: true, detail: "meshinit would refuse it now: pod not injected: invalid annotation traffic.meshinit.io/exclude-inbound-ports"},
 		{name: "opted out, with a meshinit-redirect of its own", pod: forgedOptOut, nsLabels: enabled, cfg: cfg,
 			state: StateNotInjected, why: string(webhook.ReasonPodOptedOut), detail: "(it carries a meshinit-redirect of its own)"},
 	} {

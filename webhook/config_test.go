@@ -104,7 +104,7 @@ func TestStatusNamesTheConfigFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := newStatus(&c).String(), `{"initContainers":["meshinit-redirect"],"config":"`+ConfigHash([]byte(file))+`"}`; got != want {
+	if got, want := c.Status().String(), `{"initContainers":["meshinit-redirect"],"config":"`+ConfigHash([]byte(file))+`"}`; got != want {
 		t.Errorf("status %s, want %s", got, want)
 	}
 	if h := ConfigHash([]byte(file)); len(h) != 16 || h != fmt.Sprintf("%x", sha256.Sum256([]byte(file)))[:16] {
@@ -114,7 +114,7 @@ func TestStatusNamesTheConfigFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if newStatus(&other).Config == newStatus(&c).Config {
+	if other.Status().Config == c.Status().Config {
 		t.Error("a changed file (the same settings) gives the same status")
 	}
 }

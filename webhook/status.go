@@ -25,8 +25,9 @@ type Status struct {
 	Config string `json:"config"`
 }
 
-// newStatus describes a pod injected by c.
-func newStatus(c *Config) Status {
+// Status is the status annotation of a pod c injects (with either
+// injector: the chart's MutatingAdmissionPolicy writes the same).
+func (c *Config) Status() Status {
 	return Status{InitContainers: []string{ContainerName}, Config: c.hash}
 }
 
