@@ -21,8 +21,10 @@
 // the API server compiles it) and compare every opt-in decision, every list
 // value of the shared tables in every annotation, Validate's rules, and the
 // chart's values (inject_agreement_test.go); bound the CEL's cost
-// (inject_cost_test.go); and run the RedirectPolicy's tests in policy mode
-// against a second API server (inject_cluster_test.go). In policy mode the
+// (inject_cost_test.go); run the RedirectPolicy's tests in policy mode
+// against a second API server (inject_cluster_test.go); and check that a
+// later webhook reordering init containers gets meshinit's policy
+// reinvoked (inject_reinvocation_test.go). In policy mode the
 // RedirectPolicy's policy leaves a pod the injector refuses to that
 // refusal: the API server reports the first denial of its policies, in no
 // fixed order.
