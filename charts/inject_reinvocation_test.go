@@ -3,20 +3,15 @@ package charts_test
 import (
 	"context"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/meshinit/meshinit/internal/testkit"
@@ -94,41 +89,11 @@ func TestPolicyInjectorReinvoked(t *testing.T) {
 // prependWebhook serves a mutating webhook (reinvocationPolicy Never) that
 // adds init container "other" first to every pod without one.
 func prependWebhook(t *testing.T) *admissionregistrationv1.MutatingWebhookConfiguration {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var review admissionv1.AdmissionReview
-		if err := json.NewDecoder(r.Body).Decode(&review); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
+	return testkit.PatchingWebhook(t, "prepend", &metav1.LabelSelector{MatchLabels: map[string]string{namespaceLabel: "enabled"}}, func(object []byte) []byte {
 		var p corev1.Pod
-		if err := json.Unmarshal(review.Request.Object.Raw, &p); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
+		if json.Unmarshal(object, &p) != nil || slices.ContainsFunc(p.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == "other" }) {
+			return nil
 		}
-		resp := &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true}
-		if !slices.ContainsFunc(p.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == "other" }) {
-			pt := admissionv1.PatchTypeJSONPatch
-			resp.PatchType = &pt
-			resp.Patch = []byte(`[{"op":"add","path":"/spec/initContainers/0","value":{"name":"other","image":"other:1"}}]`)
-		}
-		review.Request, review.Response = nil, resp
-		_ = json.NewEncoder(w).Encode(&review)
-	}))
-	t.Cleanup(srv.Close)
-	return &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: "prepend"},
-		Webhooks: []admissionregistrationv1.MutatingWebhook{{
-			Name: "prepend.example.com",
-			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To(srv.URL + "/"),
-				CABundle: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})},
-			Rules: []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-				Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
-			}},
-			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{namespaceLabel: "enabled"}},
-			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
-			AdmissionReviewVersions: []string{"v1"},
-			ReinvocationPolicy:      ptr.To(admissionregistrationv1.NeverReinvocationPolicy),
-		}},
-	}
+		return []byte(`[{"op":"add","path":"/spec/initContainers/0","value":{"name":"other","image":"other:1"}}]`)
+	})
 }

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
 	"github.com/meshinit/meshinit/certs"
@@ -79,13 +80,7 @@ func chartInstall(t *testing.T, values map[string]any, tc testCerts) Install {
 	t.Helper()
 	objs := charts.MustObjects(t, charts.Options{Namespace: testNamespace, Values: values, APIVersions: []string{mapAPI}}, false)
 	in := Install{Release: release{Name: "meshinit", Namespace: testNamespace}, RedirectPolicyServed: true, RedirectPolicies: 1, ConfigMap: "meshinit-webhook"}
-	var cm corev1.ConfigMap
-	charts.DecodeOne(t, objs, "ConfigMap", "meshinit-webhook", &cm)
-	cfg, err := webhook.ParseConfig([]byte(cm.Data[configKey]), testNamespace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in.Config = &cfg
+	in.Config, _ = chartConfig(t, objs)
 	for _, o := range charts.Find(objs, "ValidatingAdmissionPolicy", "") {
 		var p admissionregistrationv1.ValidatingAdmissionPolicy
 		charts.DecodeOne(t, objs, "ValidatingAdmissionPolicy", o.GetName(), &p)
@@ -132,6 +127,19 @@ func chartInstall(t *testing.T, values map[string]any, tc testCerts) Install {
 	}}
 	in.Served = []Served{{From: "endpoint 10.0.0.1:9443", Chain: tc.serving}, {From: "endpoint 10.0.0.2:9443", Chain: tc.serving}}
 	return in
+}
+
+// chartConfig is the webhook's configuration file in the chart's ConfigMap
+// among objs, parsed, and as written.
+func chartConfig(t *testing.T, objs []*unstructured.Unstructured) (*webhook.Config, string) {
+	t.Helper()
+	var cm corev1.ConfigMap
+	charts.DecodeOne(t, objs, "ConfigMap", "meshinit-webhook", &cm)
+	cfg, err := webhook.ParseConfig([]byte(cm.Data[configKey]), testNamespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &cfg, cm.Data[configKey]
 }
 
 // want is a problem a check should find: its object and part of its

@@ -308,14 +308,9 @@ func (e *apiServerEnv) applyChart(t *testing.T, values map[string]any) string {
 			return e.objects.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(o.DeepCopy()), client.FieldOwner("helm"), client.ForceOwnership)
 		})
 	}
-	var cm corev1.ConfigMap
-	charts.DecodeOne(t, objs, "ConfigMap", "meshinit-webhook", &cm)
-	cfg, err := webhook.ParseConfig([]byte(cm.Data[configKey]), testNamespace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.config = &cfg
-	return cm.Data[configKey]
+	var config string
+	e.config, config = chartConfig(t, objs)
+	return config
 }
 
 // typeCheck does what kube-controller-manager's
