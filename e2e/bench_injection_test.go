@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/webhook"
@@ -40,19 +37,9 @@ const injectionRate = 30
 // under +0.5 ms at p50. MESHINIT_BENCH_CREATES sets the creates per
 // namespace (default 600: 60 s). Run it with `make bench-injection`.
 func BenchmarkInjection(b *testing.B) {
-	perNS := 600
-	if n, err := strconv.Atoi(os.Getenv("MESHINIT_BENCH_CREATES")); err == nil && n > 0 {
-		perNS = n
-	}
 	ctx, cancel := context.WithTimeout(b.Context(), 20*time.Minute)
 	defer cancel()
-	e := setup(b, ctx)
-	e.install(b, ctx, nil)
-	b.Cleanup(func() { e.uninstall(b, context.Background()) })
-	cfg, err := clientcmd.BuildConfigFromFlags("", e.Kubeconfig)
-	if err != nil {
-		b.Fatal(err)
-	}
+	e, cfg, perNS := benchSetup(b, ctx, "MESHINIT_BENCH_CREATES", 600)
 	cfg.QPS, cfg.Burst = 10*injectionRate, 10*injectionRate // no client-side throttling
 	client := kubernetes.NewForConfigOrDie(cfg)
 	namespaces := []struct{ name, ns string }{
