@@ -59,8 +59,15 @@ func main() {
 // failed attempts until timeout.
 func ask(addr string, timeout time.Duration, connectOnly bool) (string, error) {
 	deadline := time.Now().Add(timeout)
+	// Each attempt is short and a new connection: a SYN sent before
+	// kube-proxy wrote a Service's rules leaves a conntrack entry without
+	// the DNAT, and the kernel's retransmissions of that SYN keep matching
+	// it, so one long attempt never reaches the Service.
+	const attempt = 3 * time.Second
 	for {
-		dial := func() (net.Conn, error) { return net.DialTimeout("tcp", addr, max(time.Until(deadline), time.Second)) }
+		dial := func() (net.Conn, error) {
+			return net.DialTimeout("tcp", addr, min(max(time.Until(deadline), time.Second), attempt))
+		}
 		var line string
 		var err error
 		if connectOnly {
