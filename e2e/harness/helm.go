@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -98,11 +99,19 @@ func (c *Cluster) Install(ctx context.Context, vals map[string]any) error {
 // configuration file the release's ConfigMap holds. The API server sees
 // new or changed policies a moment after they are written.
 func (c *Cluster) waitInjector(ctx context.Context) error {
-	file, err := c.Kubectl(ctx, "", "-n", ReleaseNamespace, "get", "configmap", WebhookName, "-o", `jsonpath={.data.config\.yaml}`)
+	// The file's exact bytes (Kubectl trims its output: a jsonpath of the
+	// file would lose its last newline, and the hash with it).
+	out, err := c.Kubectl(ctx, "", "-n", ReleaseNamespace, "get", "configmap", WebhookName, "-o", "json")
 	if err != nil {
 		return err
 	}
-	want := webhook.Status{InitContainers: []string{RedirectName}, Config: webhook.ConfigHash([]byte(file))}.String()
+	var cm struct {
+		Data map[string]string `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(out), &cm); err != nil {
+		return fmt.Errorf("ConfigMap %s/%s: %w", ReleaseNamespace, WebhookName, err)
+	}
+	want := webhook.Status{InitContainers: []string{RedirectName}, Config: webhook.ConfigHash([]byte(cm.Data["config.yaml"]))}.String()
 	probe := pod("meshinit-probe", map[string]string{InjectLabel: "true"}, nil, container("app", "registry.invalid/probe:1", nil))
 	err = poll.Until(ctx, time.Second, time.Minute, func(ctx context.Context) error {
 		got, err := c.Kubectl(ctx, probe, "-n", "default", "create", "--dry-run=server", "-f", "-", "-o", `jsonpath={.metadata.annotations.meshinit\.io/status}`)
