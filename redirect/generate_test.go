@@ -135,19 +135,24 @@ func chartHelpers() []string {
 	}
 	out = append(out, "{{- end -}}", "",
 		"{{- /*",
-		"meshinit.redirect.orderedLists: the port-list settings pods cannot set, one",
-		"a line. The policy compares their arguments with the chart's values, so",
-		"those must be written as Config.Args renders them: in ascending order.",
+		"meshinit.redirect.orderedLists: the list settings pods cannot set, one a",
+		"line as \"<key> <kind>\" (kind: ports, ids or names). The policy compares",
+		"their arguments with the chart's values, so those must be written as",
+		"Config.Args renders them: in ascending order, without duplicates.",
 		"*/ -}}",
 		`{{- define "meshinit.redirect.orderedLists" -}}`)
 	var ordered []string
 	for _, s := range settings {
-		if s.kind == kindPorts && s.annotation == "" {
-			ordered = append(ordered, s.key)
+		if k, ok := orderedKinds[s.kind]; ok && s.annotation == "" {
+			ordered = append(ordered, s.key+" "+k)
 		}
 	}
 	return append(out, strings.Join(ordered, "\n"), "{{- end -}}")
 }
+
+// orderedKinds are the list kinds whose values the chart checks for order,
+// by the name the chart's helper knows them by.
+var orderedKinds = map[kind]string{kindPorts: "ports", kindIDs: "ids", kindInterfaces: "names"}
 
 // schemaRedirectKeys rewrites the properties of webhook.inject.redirect in
 // values.schema.json, the first "properties" object after the "redirect"
@@ -199,6 +204,10 @@ func schemaProperties(indent string) ([]string, error) {
 			schema = `{"$ref": "#/definitions/redirectValue"}`
 		case s.kind == kindPorts:
 			schema = `{"$ref": "#/definitions/redirectPortList"}`
+		case s.kind == kindIDs:
+			schema = `{"$ref": "#/definitions/redirectIDList"}`
+		case s.kind == kindInterfaces:
+			schema = `{"$ref": "#/definitions/redirectInterfaceList"}`
 		default:
 			return nil, fmt.Errorf("setting %s: no schema for a CIDR list pods cannot set; write a definition of the form CIDRList.String renders", s.key)
 		}

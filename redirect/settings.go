@@ -23,18 +23,24 @@ const (
 
 // Setting keys double as the redirector's flag names.
 const (
-	keyOutboundProxyPort    = "outbound-proxy-port"
-	keyInboundProxyPort     = "inbound-proxy-port"
-	keyProxyUID             = "proxy-uid"
-	keyProxyGID             = "proxy-gid"
-	keyIncludeInboundPorts  = "include-inbound-ports"
-	keyExcludeInboundPorts  = "exclude-inbound-ports"
-	keyIgnoredInboundPorts  = "ignored-inbound-ports"
-	keyExcludeOutboundPorts = "exclude-outbound-ports"
-	keyIncludeOutboundCIDRs = "include-outbound-cidrs"
-	keyExcludeOutboundCIDRs = "exclude-outbound-cidrs"
-	keyIPv6                 = "ipv6"
-	keyIptablesMode         = "iptables-mode"
+	keyOutboundProxyPort        = "outbound-proxy-port"
+	keyInboundProxyPort         = "inbound-proxy-port"
+	keyProxyUID                 = "proxy-uid"
+	keyProxyGID                 = "proxy-gid"
+	keyIncludeInboundPorts      = "include-inbound-ports"
+	keyExcludeInboundPorts      = "exclude-inbound-ports"
+	keyIgnoredInboundPorts      = "ignored-inbound-ports"
+	keyExcludeInboundInterfaces = "exclude-inbound-interfaces"
+	keyIncludeOutboundPorts     = "include-outbound-ports"
+	keyExcludeOutboundPorts     = "exclude-outbound-ports"
+	keyIncludeOutboundCIDRs     = "include-outbound-cidrs"
+	keyExcludeOutboundCIDRs     = "exclude-outbound-cidrs"
+	keyExcludeOutboundUIDs      = "exclude-outbound-uids"
+	keyExcludeOutboundGIDs      = "exclude-outbound-gids"
+	keyCaptureDNS               = "capture-dns"
+	keyDNSProxyPort             = "dns-proxy-port"
+	keyIPv6                     = "ipv6"
+	keyIptablesMode             = "iptables-mode"
 )
 
 // setting is one Config field with the names it goes by outside Go.
@@ -56,11 +62,13 @@ type setting struct {
 type kind int
 
 const (
-	kindPort  kind = iota // a TCP port 1-65535
-	kindID                // a numeric UID or GID
-	kindPorts             // a PortList
-	kindCIDRs             // a CIDRList
-	kindEnum              // one of the setting's values
+	kindPort       kind = iota // a TCP port 1-65535
+	kindID                     // a numeric UID or GID
+	kindPorts                  // a PortList
+	kindCIDRs                  // a CIDRList
+	kindEnum                   // one of the setting's values
+	kindIDs                    // an IDList
+	kindInterfaces             // an InterfaceList
 )
 
 var settings = []setting{
@@ -78,12 +86,24 @@ var settings = []setting{
 		func(c *Config) *PortList { return &c.ExcludeInboundPorts }),
 	portListSetting(keyIgnoredInboundPorts, "", "the proxy's own inbound ports (health, metrics), never captured",
 		func(c *Config) *PortList { return &c.IgnoredInboundPorts }),
+	listSetting(keyExcludeInboundInterfaces, "", kindInterfaces, `interfaces whose inbound traffic is never captured: names like "eth1,net1", no wildcards`,
+		ParseInterfaceList, func(c *Config) *InterfaceList { return &c.ExcludeInboundInterfaces }),
+	portListSetting(keyIncludeOutboundPorts, "", `outbound destination ports to capture: "*" or a list like "80,443,8000-8080"; empty captures none`,
+		func(c *Config) *PortList { return &c.IncludeOutboundPorts }),
 	portListSetting(keyExcludeOutboundPorts, AnnotationExcludeOutboundPorts, "outbound destination ports that bypass the proxy",
 		func(c *Config) *PortList { return &c.ExcludeOutboundPorts }),
 	cidrListSetting(keyIncludeOutboundCIDRs, AnnotationIncludeOutboundCIDRs, `outbound destinations to capture: "*" or a list of CIDRs; empty captures none`,
 		func(c *Config) *CIDRList { return &c.IncludeOutboundCIDRs }),
 	cidrListSetting(keyExcludeOutboundCIDRs, AnnotationExcludeOutboundCIDRs, "outbound destinations that bypass the proxy",
 		func(c *Config) *CIDRList { return &c.ExcludeOutboundCIDRs }),
+	listSetting(keyExcludeOutboundUIDs, "", kindIDs, "UIDs whose outbound traffic (DNS included) bypasses the proxy, like the proxy's own",
+		ParseIDList, func(c *Config) *IDList { return &c.ExcludeOutboundUIDs }),
+	listSetting(keyExcludeOutboundGIDs, "", kindIDs, "primary GIDs whose outbound traffic (DNS included) bypasses the proxy, like the proxy's own",
+		ParseIDList, func(c *Config) *IDList { return &c.ExcludeOutboundGIDs }),
+	enumSetting(keyCaptureDNS, `DNS (UDP and TCP to port 53) to send to the DNS proxy port: "off", "nameservers" (those in the pod's /etc/resolv.conf, read at apply time) or "all"; the proxy's own DNS goes direct`,
+		func(c *Config) *DNSCapture { return &c.CaptureDNS }, DNSCaptureOff, DNSCaptureNameservers, DNSCaptureAll),
+	portSetting(keyDNSProxyPort, "port the DNS proxy accepts captured DNS on, UDP and TCP, at 127.0.0.1 and ::1",
+		func(c *Config) *uint16 { return &c.DNSProxyPort }),
 	enumSetting(keyIPv6, `program ip6tables too: "auto" (when the pod has a global IPv6 address), "on", "off"`,
 		func(c *Config) *IPv6Mode { return &c.IPv6 }, IPv6Auto, IPv6On, IPv6Off),
 	enumSetting(keyIptablesMode, `iptables backend: "auto" (the one whose tables already hold rules, else nft), "legacy", "nft"`,
@@ -103,15 +123,18 @@ func idSetting(key, usage string, field func(*Config) *uint32) setting {
 }
 
 func portListSetting(key, annotation, usage string, field func(*Config) *PortList) setting {
-	return setting{key: key, annotation: annotation, usage: usage, kind: kindPorts,
-		get: func(c *Config) string { return field(c).String() },
-		set: func(c *Config, s string) (err error) { *field(c), err = ParsePortList(s); return }}
+	return listSetting(key, annotation, kindPorts, usage, ParsePortList, field)
 }
 
 func cidrListSetting(key, annotation, usage string, field func(*Config) *CIDRList) setting {
-	return setting{key: key, annotation: annotation, usage: usage, kind: kindCIDRs,
-		get: func(c *Config) string { return field(c).String() },
-		set: func(c *Config, s string) (err error) { *field(c), err = ParseCIDRList(s); return }}
+	return listSetting(key, annotation, kindCIDRs, usage, ParseCIDRList, field)
+}
+
+// listSetting is a setting of a list type, read by parse.
+func listSetting[L fmt.Stringer](key, annotation string, k kind, usage string, parse func(string) (L, error), field func(*Config) *L) setting {
+	return setting{key: key, annotation: annotation, usage: usage, kind: k,
+		get: func(c *Config) string { return (*field(c)).String() },
+		set: func(c *Config, s string) (err error) { *field(c), err = parse(s); return }}
 }
 
 // enumSetting is a setting of a string type whose values are listed;
