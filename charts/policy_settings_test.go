@@ -19,6 +19,8 @@ var redirectValues = []map[string]any{
 	{"proxy-uid": int64(4294967294), "ignored-inbound-ports": "", "exclude-outbound-ports": "22,53",
 		"include-outbound-cidrs": "10.0.0.0/8", "exclude-outbound-cidrs": "169.254.169.254/32"},
 	{"ignored-inbound-ports": 15021, "proxy-gid": float64(1000)},
+	{"capture-dns": "all", "dns-proxy-port": 15054, "exclude-outbound-uids": "1000,2000", "exclude-outbound-gids": 3000,
+		"include-outbound-ports": "80,443,8000-8080", "exclude-inbound-interfaces": "eth1,net1"},
 }
 
 // chartSettings are the policy's view of the chart's redirect settings.

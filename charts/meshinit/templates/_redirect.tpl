@@ -20,20 +20,31 @@ proxy-gid=1337
 include-inbound-ports=*
 exclude-inbound-ports=
 ignored-inbound-ports=15020,15021,15090
+exclude-inbound-interfaces=
+include-outbound-ports=*
 exclude-outbound-ports=
 include-outbound-cidrs=*
 exclude-outbound-cidrs=
+exclude-outbound-uids=
+exclude-outbound-gids=
+capture-dns=off
+dns-proxy-port=15053
 ipv6=auto
 iptables-mode=auto
 {{- end -}}
 
 {{- /*
-meshinit.redirect.orderedLists: the port-list settings pods cannot set, one
-a line. The policy compares their arguments with the chart's values, so
-those must be written as Config.Args renders them: in ascending order.
+meshinit.redirect.orderedLists: the list settings pods cannot set, one a
+line as "<key> <kind>" (kind: ports, ids or names). The policy compares
+their arguments with the chart's values, so those must be written as
+Config.Args renders them: in ascending order, without duplicates.
 */ -}}
 {{- define "meshinit.redirect.orderedLists" -}}
-ignored-inbound-ports
+ignored-inbound-ports ports
+exclude-inbound-interfaces names
+include-outbound-ports ports
+exclude-outbound-uids ids
+exclude-outbound-gids ids
 {{- end -}}
 {{- /* generated: end */ -}}
 
@@ -41,13 +52,17 @@ ignored-inbound-ports
 meshinit.redirect.settings: the chart's effective settings, the defaults
 with webhook.inject.redirect over them, as JSON [[key, value], ...] in table
 order; numbers in decimal. values.schema.json requires the cluster's own
-settings in the form Config.Args renders them; a port list must also be in
-its order (sorted, no duplicates), which the schema cannot say, so it is
-checked here.
+settings in the form Config.Args renders them; a list (of ports, IDs or
+interface names) must also be in its order (sorted, no duplicates), which
+the schema cannot say, so it is checked here.
 */ -}}
 {{- define "meshinit.redirect.settings" -}}
 {{- $set := .Values.webhook.inject.redirect -}}
-{{- $ordered := include "meshinit.redirect.orderedLists" . | splitList "\n" -}}
+{{- $ordered := dict -}}
+{{- range include "meshinit.redirect.orderedLists" . | splitList "\n" -}}
+{{- $kk := splitList " " . -}}
+{{- $_ := set $ordered (first $kk) (last $kk) -}}
+{{- end -}}
 {{- $out := list -}}
 {{- range splitList "\n" (include "meshinit.redirect.defaults" .) -}}
 {{- $kv := splitn "=" 2 . -}}
@@ -56,13 +71,27 @@ checked here.
 {{- $v = index $set $kv._0 -}}
 {{- if not (kindIs "string" $v) }}{{ $v = $v | int64 | toString }}{{ end -}}
 {{- end -}}
-{{- if has $kv._0 $ordered -}}
+{{- $kind := get $ordered $kv._0 -}}
+{{- if $kind -}}
 {{- $prev := "" -}}
 {{- range $v | splitList "," | compact -}}
+{{- $key := . -}}
+{{- $bad := false -}}
+{{- if eq $kind "ports" -}}
 {{- $b := splitList "-" . -}}
-{{- $key := printf "%05d-%05d" (first $b | atoi) (last $b | atoi) -}}
-{{- if or (not (lt $prev $key)) (and (eq (len $b) 2) (ge (first $b | atoi) (last $b | atoi))) -}}
+{{- $key = printf "%05d-%05d" (first $b | atoi) (last $b | atoi) -}}
+{{- $bad = and (eq (len $b) 2) (ge (first $b | atoi) (last $b | atoi)) -}}
+{{- else if eq $kind "ids" -}}
+{{- $key = printf "%010d" (atoi .) -}}
+{{- end -}}
+{{- if or (not (lt $prev $key)) $bad -}}
+{{- if eq $kind "ports" -}}
 {{- fail (printf "webhook.inject.redirect.%s %q: write ports and ranges first-last (first below last) in ascending order without duplicates, as the redirector renders them (e.g. 15020,15021,15090)" $kv._0 $v) -}}
+{{- else if eq $kind "ids" -}}
+{{- fail (printf "webhook.inject.redirect.%s %q: write IDs in ascending order without duplicates, as the redirector renders them (e.g. 1000,2000)" $kv._0 $v) -}}
+{{- else -}}
+{{- fail (printf "webhook.inject.redirect.%s %q: write interface names in ascending (byte) order without duplicates, as the redirector renders them (e.g. eth1,net1)" $kv._0 $v) -}}
+{{- end -}}
 {{- end -}}
 {{- $prev = $key -}}
 {{- end -}}
