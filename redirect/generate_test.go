@@ -147,8 +147,25 @@ func chartHelpers() []string {
 			ordered = append(ordered, s.key+" "+k)
 		}
 	}
-	return append(out, strings.Join(ordered, "\n"), "{{- end -}}")
+	out = append(out, strings.Join(ordered, "\n"), "{{- end -}}", "",
+		"{{- /*",
+		"meshinit.redirect.podSettings: the settings pods set by annotation",
+		"(traffic.meshinit.io/<key>), one a line as \"<key> <kind>\" (kind: port, id,",
+		"enum, ports, cidrs, ids or names). The policy checks their values against",
+		"the RedirectPolicy instead of comparing them with the chart's.",
+		"*/ -}}",
+		`{{- define "meshinit.redirect.podSettings" -}}`)
+	var pod []string
+	for _, s := range settings {
+		if s.annotation != "" {
+			pod = append(pod, s.key+" "+kindNames[s.kind])
+		}
+	}
+	return append(out, strings.Join(pod, "\n"), "{{- end -}}")
 }
+
+// kindNames are the kinds as the chart's helpers know them.
+var kindNames = map[kind]string{kindPort: "port", kindID: "id", kindEnum: "enum", kindPorts: "ports", kindCIDRs: "cidrs", kindIDs: "ids", kindInterfaces: "names"}
 
 // orderedKinds are the list kinds whose values the chart checks for order,
 // by the name the chart's helper knows them by.

@@ -41,10 +41,30 @@ Config.Args renders them: in ascending order, without duplicates.
 */ -}}
 {{- define "meshinit.redirect.orderedLists" -}}
 ignored-inbound-ports ports
+{{- end -}}
+
+{{- /*
+meshinit.redirect.podSettings: the settings pods set by annotation
+(traffic.meshinit.io/<key>), one a line as "<key> <kind>" (kind: port, id,
+enum, ports, cidrs, ids or names). The policy checks their values against
+the RedirectPolicy instead of comparing them with the chart's.
+*/ -}}
+{{- define "meshinit.redirect.podSettings" -}}
+outbound-proxy-port port
+inbound-proxy-port port
+proxy-uid id
+proxy-gid id
+include-inbound-ports ports
+exclude-inbound-ports ports
 exclude-inbound-interfaces names
 include-outbound-ports ports
+exclude-outbound-ports ports
+include-outbound-cidrs cidrs
+exclude-outbound-cidrs cidrs
 exclude-outbound-uids ids
 exclude-outbound-gids ids
+capture-dns enum
+dns-proxy-port port
 {{- end -}}
 {{- /* generated: end */ -}}
 
