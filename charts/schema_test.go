@@ -59,14 +59,11 @@ func TestSchemaRejects(t *testing.T) {
 		{"proxy port 65536 as a string", redirectSetting("inbound-proxy-port", "65536"), []string{"/webhook/inject/redirect/inbound-proxy-port"}},
 		{"ignored ports with spaces", redirectSetting("ignored-inbound-ports", "15020, 15021"), []string{"/webhook/inject/redirect/ignored-inbound-ports"}},
 		{"ignored ports star", redirectSetting("ignored-inbound-ports", "*"), []string{"/webhook/inject/redirect/ignored-inbound-ports"}},
-		{"included outbound ports star in a list", redirectSetting("include-outbound-ports", "80,*"), []string{"/webhook/inject/redirect/include-outbound-ports"}},
-		{"excluded UIDs with spaces", redirectSetting("exclude-outbound-uids", "1000, 2000"), []string{"/webhook/inject/redirect/exclude-outbound-uids"}},
-		{"excluded GID negative", redirectSetting("exclude-outbound-gids", -1), []string{"/webhook/inject/redirect/exclude-outbound-gids"}},
-		{"excluded UID a name", redirectSetting("exclude-outbound-uids", "fluentbit"), []string{"/webhook/inject/redirect/exclude-outbound-uids"}},
-		{"excluded interface wildcard", redirectSetting("exclude-inbound-interfaces", "net+"), []string{"/webhook/inject/redirect/exclude-inbound-interfaces"}},
-		{"excluded interface too long", redirectSetting("exclude-inbound-interfaces", "a234567890123456"), []string{"/webhook/inject/redirect/exclude-inbound-interfaces"}},
 		{"capture-dns", redirectSetting("capture-dns", "on"), []string{"/webhook/inject/redirect/capture-dns", "off", "nameservers", "all"}},
 		{"dns proxy port 0", redirectSetting("dns-proxy-port", 0), []string{"/webhook/inject/redirect/dns-proxy-port"}},
+		{"allowed UID exclusion negative", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{"allowedOutboundUIDExclusions": []any{-1}}}}, []string{"/policy/defaultRedirectPolicy/allowedOutboundUIDExclusions/0"}},
+		{"allowed GID exclusion a name", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{"allowedOutboundGIDExclusions": []any{"wheel"}}}}, []string{"/policy/defaultRedirectPolicy/allowedOutboundGIDExclusions/0"}},
+		{"allowed interface exclusion wildcard", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{"allowedInboundInterfaceExclusions": []any{"net+"}}}}, []string{"/policy/defaultRedirectPolicy/allowedInboundInterfaceExclusions/0"}},
 		{"proxy container without image", map[string]any{"policy": map[string]any{"proxyContainers": []any{map[string]any{"name": "envoy"}}}}, []string{"/policy/proxyContainers/0", "image"}},
 		{"proxy container image with a space", map[string]any{"policy": map[string]any{"proxyContainers": []any{map[string]any{"name": "envoy", "image": "envoy proxy"}}}}, []string{"/policy/proxyContainers/0/image"}},
 		{"allowed CIDR without a prefix", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{"allowedOutboundCIDRExclusions": []any{"10.0.0.1"}}}}, []string{"/policy/defaultRedirectPolicy/allowedOutboundCIDRExclusions/0"}},
@@ -102,6 +99,9 @@ func TestSchemaAccepts(t *testing.T) {
 		{"capture parity settings", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{
 			"capture-dns": "nameservers", "dns-proxy-port": 15054, "exclude-outbound-uids": "0,1000,20000", "exclude-outbound-gids": 3000,
 			"include-outbound-ports": "80,443,8000-8080", "exclude-inbound-interfaces": "eth0.100,eth1,net1"}}}}},
+		{"allowed exclusions and overrides", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{
+			"allowedOutboundUIDExclusions": []any{0, 1000}, "allowedOutboundGIDExclusions": []any{4294967294},
+			"allowedInboundInterfaceExclusions": []any{"net1", "eth0.100"}, "allowProxyIdentityOverride": true, "allowProxyPortOverride": true}}}},
 		{"proxy containers and allowed CIDRs", map[string]any{"policy": map[string]any{
 			"proxyContainers":       []any{map[string]any{"name": "envoy", "image": "docker.io/envoyproxy/envoy"}, map[string]any{"name": "linkerd-proxy", "image": "cr.l5d.io/linkerd/proxy:edge-24.1.1"}},
 			"defaultRedirectPolicy": map[string]any{"allowedOutboundCIDRExclusions": []any{"169.254.169.254/32", "fd00::/8"}},
@@ -158,31 +158,5 @@ func TestIgnoredPortsInOrder(t *testing.T) {
 	}
 	if _, err := charts.Render(charts.Options{Values: redirectSetting("ignored-inbound-ports", "15020,15020-15030,15021")}); err != nil {
 		t.Errorf("ports and ranges in the redirector's order: %v", err)
-	}
-}
-
-// TestOtherListsInOrder: the other list settings pods cannot set (ports,
-// IDs, interface names) are checked for the redirector's order too.
-func TestOtherListsInOrder(t *testing.T) {
-	for _, tc := range []struct {
-		key       string
-		bad, good []string
-	}{
-		{"include-outbound-ports", []string{"443,80", "80,80", "8000-8080,8000"}, []string{"80,443", "8000,8000-8080"}},
-		{"exclude-outbound-uids", []string{"2000,1000", "1000,1000", "10000,9999"}, []string{"0,1000", "9999,10000", "1,4294967294"}},
-		{"exclude-outbound-gids", []string{"3000,300"}, []string{"300,3000"}},
-		{"exclude-inbound-interfaces", []string{"net1,eth1", "eth1,eth1", "eth1,eth0.100"}, []string{"eth0.100,eth1,net1", "Eth1,eth1"}},
-	} {
-		for _, v := range tc.bad {
-			_, err := charts.Render(charts.Options{Values: redirectSetting(tc.key, v)})
-			if err == nil || !strings.Contains(err.Error(), "webhook.inject.redirect."+tc.key) || !strings.Contains(err.Error(), v) {
-				t.Errorf("%s %q: %v", tc.key, v, err)
-			}
-		}
-		for _, v := range tc.good {
-			if _, err := charts.Render(charts.Options{Values: redirectSetting(tc.key, v)}); err != nil {
-				t.Errorf("%s %q in the redirector's order: %v", tc.key, v, err)
-			}
-		}
 	}
 }
