@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -152,6 +153,41 @@ func TestEndToEnd(t *testing.T) {
 		// The proxy's own connections (UID 1337) are not redirected.
 		if got := e.dial(t, ctx, labelled, "app", "proxy-out", clientIP+":8080"); got != "client" {
 			t.Errorf("proxy's connection to %s:8080 answered %q, want %q", clientIP, got, "client")
+		}
+	})
+
+	timed("with capture-dns=all, the app's DNS over UDP and TCP reaches the DNS proxy, the proxy's own goes to the nameserver", func(t *testing.T) {
+		// The local cluster has no DNS server: the test brings a tiny one
+		// (internal/testdns, in the test app) as a pod in the plain
+		// namespace, and asks it by its pod IP.
+		mustCreate(t, plain, img.NameserverPod("nameserver"))
+		nameserver := net.JoinHostPort(e.ready(t, ctx, plain, "nameserver"), "53")
+		mustCreate(t, labelled, img.DNSAppPod("dns-app"))
+		if args := e.must(t, ctx, "-n", labelled, "get", "pod", "dns-app", "-o", `jsonpath={.spec.initContainers[?(@.name=="`+redirectName+`")].args}`); !strings.Contains(args, "--capture-dns=all") {
+			t.Fatalf("%s args %s, want --capture-dns=all", redirectName, args)
+		}
+		e.ready(t, ctx, labelled, "dns-app")
+		for _, c := range []struct{ container, network, want string }{
+			{"app", "udp", "proxy-dns"},
+			{"app", "tcp", "proxy-dns"},
+			{"proxy-dns", "udp", "nameserver"},
+			{"proxy-dns", "tcp", "nameserver"},
+		} {
+			got, err := e.AskDNS(ctx, labelled, "dns-app", c.container, c.network, nameserver)
+			if err != nil {
+				t.Errorf("%s: %v", c.container, err)
+			} else if got != c.want {
+				t.Errorf("%s's DNS over %s to %s answered by %q, want %q", c.container, c.network, nameserver, got, c.want)
+			}
+		}
+		// The app's other TCP still goes to the outbound proxy.
+		if got, want := e.dial(t, ctx, labelled, "dns-app", "app", clientIP+":8080"), "proxy-out orig="+clientIP+":8080"; got != want {
+			t.Errorf("app's connection answered %q, want %q", got, want)
+		}
+		if t.Failed() {
+			if rules, err := e.NATRules(ctx, labelled, "dns-app"); err == nil {
+				t.Logf("dns-app's nat rules:\n%s", rules)
+			}
 		}
 	})
 
