@@ -210,3 +210,40 @@ func set(items []any) []string {
 	}
 	return slices.Compact(out)
 }
+
+// TestCELReadsProxySettingsLikeGo: the policy reads a pod's proxy ports,
+// UID and GID (annotations) as the webhook does (redirect.FromAnnotations):
+// the same value, or -1 where Go refuses it.
+func TestCELReadsProxySettingsLikeGo(t *testing.T) {
+	c := compile(t, chartPolicy(t, nil))
+	params := redirectPolicy(releaseNamespace, "default", v1alpha1.RedirectPolicySpec{Interception: v1alpha1.InterceptionRequired})
+	for _, s := range []struct {
+		annotation, prefix string
+		values             []string
+		get                func(redirect.Config) int64
+	}{
+		{redirect.AnnotationProxyUID, "proxyUID", []string{"2102", " 2102\t", "0002102", "0", "4294967294", "4294967295", "99999999999", "-1", "+5", "0x10", "root", "", "1_000"},
+			func(c redirect.Config) int64 { return int64(c.ProxyUID) }},
+		{redirect.AnnotationProxyGID, "proxyGID", []string{"2103", "4294967294", "4294967296", " 7 "},
+			func(c redirect.Config) int64 { return int64(c.ProxyGID) }},
+		{redirect.AnnotationOutboundProxyPort, "outboundProxyPort", []string{"16001", " 16001 ", "00080", "1", "65535", "65536", "0", "-80", "http", ""},
+			func(c redirect.Config) int64 { return int64(c.OutboundProxyPort) }},
+		{redirect.AnnotationInboundProxyPort, "inboundProxyPort", []string{"16006", "000016006", "99999", "1e3"},
+			func(c redirect.Config) int64 { return int64(c.InboundProxyPort) }},
+	} {
+		for _, v := range s.values {
+			t.Run(s.prefix+"/"+v, func(t *testing.T) {
+				want := int64(-1)
+				if rc, err := redirect.FromAnnotations(map[string]string{s.annotation: v}, redirect.Defaults()); err == nil {
+					want = s.get(rc)
+				}
+				r := request{object: pod("p", annotations(s.annotation, v)), namespace: namespace("team", namespaceLabel, "enabled"), params: params}
+				var got int64
+				c.eval(t, r, []string{"variables." + s.prefix + "Annotation"}, &got)
+				if got != want {
+					t.Errorf("%s %q: CEL reads %d, Go %d", s.annotation, v, got, want)
+				}
+			})
+		}
+	}
+}
