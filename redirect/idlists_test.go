@@ -8,7 +8,7 @@ import (
 func TestParseIDList(t *testing.T) {
 	for _, tc := range []struct{ in, want, err string }{
 		{"", "", ""},
-		{" 2000, 1000,2000 ,", "1000,2000", ""},
+		{" 2000, 1000,2000 ,", "2000,1000", ""},
 		{"0,0001", "0,1", ""},
 		{"4294967294", "4294967294", ""},
 		{"4294967295", "", "not a numeric ID"},
@@ -31,8 +31,8 @@ func TestParseIDList(t *testing.T) {
 func TestParseInterfaceList(t *testing.T) {
 	for _, tc := range []struct{ in, want, err string }{
 		{"", "", ""},
-		{" net1 ,eth1,net1", "eth1,net1", ""},
-		{"eth0.100,vxlan-x,_a,1x", "1x,_a,eth0.100,vxlan-x", ""},
+		{" net1 ,eth1,net1", "net1,eth1", ""},
+		{"eth0.100,vxlan-x,_a,1x", "eth0.100,vxlan-x,_a,1x", ""},
 		{"a23456789012345", "a23456789012345", ""},
 		{"a234567890123456", "", "not an interface name"},
 		{"net+", "", "not an interface name"},

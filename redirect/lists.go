@@ -1,11 +1,9 @@
 package redirect
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -13,8 +11,9 @@ import (
 // IDList is a set of numeric UIDs or GIDs as written in flags:
 // comma-separated decimal IDs ("1000,2000"). There is no "*": excluding
 // every process from the proxy is not capturing at all. Whitespace and empty
-// entries are ignored; duplicates are dropped and IDs sorted, so equal sets
-// have equal strings.
+// entries are ignored; IDs keep the order they were written in, in decimal
+// without leading zeros, and a repeat is dropped: an order CEL can produce
+// too (the policy reads these lists; a policy-mode injector renders them).
 type IDList []uint32
 
 // ParseIDList parses a comma-separated list of numeric IDs 0-4294967294.
@@ -32,8 +31,20 @@ func ParseIDList(s string) (IDList, error) {
 	if all {
 		return nil, errors.New(`"*" is not allowed: list the IDs`)
 	}
-	slices.Sort(ids)
-	return slices.Compact(ids), nil
+	return firstOfEach(ids), nil
+}
+
+// firstOfEach returns items without repeats, each where it first appears.
+func firstOfEach[T comparable](items []T) []T {
+	seen := make(map[T]bool, len(items))
+	out := items[:0:0]
+	for _, it := range items {
+		if !seen[it] {
+			seen[it] = true
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 // String renders the list in the form ParseIDList reads.
@@ -49,8 +60,8 @@ func (l IDList) String() string {
 // comma-separated names ("eth1,net1"), each as `ip link` shows it. Names
 // are matched exactly: iptables' "+" wildcard is not accepted, so a list
 // says which interfaces it names. Whitespace and empty entries are ignored;
-// duplicates are dropped and names sorted (byte order), so equal sets have
-// equal strings.
+// names keep the order they were written in, and a repeat is dropped (as
+// IDList).
 type InterfaceList []string
 
 // interfaceName is what meshinit accepts as an interface name: 1-15 bytes
@@ -74,8 +85,7 @@ func ParseInterfaceList(s string) (InterfaceList, error) {
 	if all {
 		return nil, errors.New(`"*" is not allowed: list the interfaces`)
 	}
-	slices.SortFunc(names, cmp.Compare[string])
-	return slices.Compact(names), nil
+	return firstOfEach(names), nil
 }
 
 // String renders the list in the form ParseInterfaceList reads.
