@@ -306,11 +306,6 @@ var admissionCases = []struct {
 		want: verdict{clusterBinding, strings.Replace(msgProxyUser("app"), "runAsUser 1337", "runAsUser 2102", 1), metav1.StatusReasonForbidden}},
 	{name: "the chart's proxy UID is an app's once the pod names another", namespace: "team-a",
 		pod: pod("ok", annotations(proxyUIDAnnotation, "2102", proxyGIDAnnotation, "2103"), injected, runAsUser("app", 1337))},
-	{name: "proxy UID set in the init container's arguments only", namespace: "team-strict",
-		pod: pod("p", annotations(proxyUIDAnnotation, "2102"), injected, func(p *corev1.Pod) { delete(p.Annotations, proxyUIDAnnotation) }),
-		want: verdict{namespaceBinding, "SUBJECT sets the proxy UID 2102 (traffic.meshinit.io/proxy-uid; the chart's: 1337), whose traffic is never redirected, " +
-			"but RedirectPolicy team-strict/strict requires interception (interception: Required) and does not allow setting the proxy identity per pod (allowProxyIdentityOverride)",
-			metav1.StatusReasonForbidden}},
 	{name: "proxy UID set per pod where interception is Required", namespace: "team-strict",
 		pod: pod("p", injected, annotations(proxyUIDAnnotation, "2102")),
 		want: verdict{namespaceBinding, "SUBJECT sets the proxy UID 2102 (traffic.meshinit.io/proxy-uid; the chart's: 1337), whose traffic is never redirected, " +
