@@ -169,7 +169,7 @@ func TestEndToEnd(t *testing.T) {
 		e.ready(t, ctx, labelled, "dns-app")
 		for _, c := range []struct{ container, network, want string }{
 			{"app", "udp", "proxy-dns"},
-			{"app", "tcp", "proxy-dns"},
+			{"app", "tcp", "proxy-dns orig=" + nameserver},
 			{"proxy-dns", "udp", "nameserver"},
 			{"proxy-dns", "tcp", "nameserver"},
 		} {

@@ -40,13 +40,16 @@ func (i Images) AppPod(name string, labels, annotations map[string]string) strin
 
 // DNSAppPod is AppPod with DNS capture on (capture-dns=all) and a third
 // proxy container, proxy-dns (UID 1337), answering DNS over UDP and TCP on
-// the DNS proxy port 15053 with its name.
+// the DNS proxy port 15053 with its name. It listens at 127.0.0.1, where
+// REDIRECT delivers the pod's own packets: a UDP socket bound to the
+// wildcard address would answer from the pod's IP, which conntrack does not
+// take for the answer to the redirected query.
 func (i Images) DNSAppPod(name string) string {
 	return pod(name, nil, map[string]string{CaptureDNS: "all"},
 		container("app", i.TestApp, nil, "-listen", ":8080,:8081", "-name", "app"),
 		container("proxy-out", i.TestProxy, proxyUser, "-listen", ":15001", "-name", "proxy-out"),
 		container("proxy-in", i.TestProxy, proxyUser, "-listen", ":15006", "-name", "proxy-in"),
-		container("proxy-dns", i.TestProxy, proxyUser, "-listen", ":15098", "-dns", ":15053", "-name", "proxy-dns"),
+		container("proxy-dns", i.TestProxy, proxyUser, "-listen", ":15098", "-dns", "127.0.0.1:15053", "-name", "proxy-dns"),
 	)
 }
 
