@@ -10,7 +10,7 @@ export MESHINIT_CACHE
 KUBERNETES_VERSION := v1.37.2
 KUBERNETES_BIN := $(MESHINIT_CACHE)/kubernetes-$(KUBERNETES_VERSION)/bin
 
-.PHONY: test demo demo-down demo-netns deps lint fuzz images bench-redirect bench-webhook bench-e2e
+.PHONY: test demo demo-down demo-netns deps lint fuzz images plugin bench-redirect bench-webhook bench-e2e bench-injection
 
 ## test: everything CI runs: host packages, upstream binaries, then all Go tests, the end-to-end ones on the local cluster last.
 # The e2e packages (e2e/cluster's own test, e2e's tests of the chart) all use the one
@@ -23,10 +23,13 @@ test: deps tools-envtest tools-cluster
 	KUBEBUILDER_ASSETS=$(KUBERNETES_BIN) $(GO) test -count=1 $$($(GO) list ./... | grep -v '/e2e\(/\|$$\)')
 	$(GO) test -count=1 -p 1 -timeout 45m ./e2e/...
 
-## demo: the first thing to run (root): brings up the local cluster, builds and loads the images, installs the chart and shows, step by step, a pod's traffic going through a proxy and the policy refusing a Deployment; the cluster stays up.
+# The injector make demo installs: webhook (the chart's default) or policy (a MutatingAdmissionPolicy, no webhook).
+INJECTOR ?= webhook
+
+## demo: the first thing to run (root): brings up the local cluster, builds and loads the images, installs the chart and shows, step by step, a pod's traffic going through a proxy and the policy refusing a Deployment; the cluster stays up. INJECTOR=policy shows the API server injecting, with no webhook.
 demo: deps tools-cluster
 	hack/install-debian-packages.sh --cluster
-	GO=$(GO) $(GO) run ./e2e/cmd/demo
+	GO=$(GO) $(GO) run ./e2e/cmd/demo -injector $(INJECTOR)
 
 ## demo-down: take down the cluster make demo left up (everything it started, its state, its rules).
 demo-down: cluster-down
@@ -104,6 +107,10 @@ PUSH ?=
 images:
 	$(GO) run ./hack/images -arch $(ARCHS) $(if $(VERSION),-version $(VERSION)) $(if $(PUSH),-push $(PUSH))
 
+## plugin: kubectl-meshinit (`kubectl meshinit`: check, pods, audit, explain) for this machine in _output/bin, built as the images' programs are (static, -trimpath, stripped, its version stamped; VERSION defaults to the chart's appVersion); put it on PATH.
+plugin:
+	$(GO) run ./hack/images -plugin _output/bin/kubectl-meshinit $(if $(VERSION),-version $(VERSION))
+
 .PHONY: generate
 
 ## generate: api/'s deepcopy code and the RedirectPolicy CRD (charts/meshinit/crds/), by the controller-gen pinned in hack/controller-gen/go.mod; and what is written from redirect's settings table: the chart's webhook.inject.redirect schema and defaults helper, the README's flag and annotation tables.
@@ -127,3 +134,8 @@ cluster-down:
 bench-e2e: deps tools-cluster
 	hack/install-debian-packages.sh --cluster
 	$(GO) test -count=1 -run '^$$' -bench BenchmarkPodStartup -benchtime 1x -timeout 30m ./e2e/
+
+## bench-injection: what injection adds to a pod create in the API server on the local cluster: server-side dry-run creates at 30/s, in turn into a namespace not opted in, one the webhook injects and one the policy injector (injector: policy) injects; p50 and p99 and their differences; MESHINIT_BENCH_CREATES (default 600) per namespace.
+bench-injection: deps tools-cluster
+	hack/install-debian-packages.sh --cluster
+	$(GO) test -count=1 -run '^$$' -bench BenchmarkInjection -benchtime 1x -timeout 30m ./e2e/

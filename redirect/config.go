@@ -140,13 +140,13 @@ func (c Config) Validate() error {
 			bad(l.key, "*", "\"*\" is not allowed in an exclude list; list ports or ranges")
 		}
 	}
-	if r, ok := c.IncludeInboundPorts.overlap(c.ExcludeInboundPorts); ok {
+	if r, ok := c.IncludeInboundPorts.firstOverlap(c.ExcludeInboundPorts); ok {
 		bad(keyExcludeInboundPorts, c.ExcludeInboundPorts.String(),
-			"port %s is also in include-inbound-ports; a port is either included or excluded", r)
+			"entry %s overlaps include-inbound-ports; a port is either included or excluded", r)
 	}
-	if r, ok := c.IncludeOutboundPorts.overlap(c.ExcludeOutboundPorts); ok {
+	if r, ok := c.IncludeOutboundPorts.firstOverlap(c.ExcludeOutboundPorts); ok {
 		bad(keyExcludeOutboundPorts, c.ExcludeOutboundPorts.String(),
-			"port %s is also in include-outbound-ports; a port is either included or excluded", r)
+			"entry %s overlaps include-outbound-ports; a port is either included or excluded", r)
 	}
 	if c.ExcludeOutboundCIDRs.All {
 		bad(keyExcludeOutboundCIDRs, "*", "\"*\" is not allowed; to capture no outbound traffic set include-outbound-cidrs to an empty list")
