@@ -121,7 +121,12 @@ func endToEnd(t *testing.T, ctx context.Context, e *env, injector string) {
 			policies = append(policies, release+"-inject", release+"-inject-podsecurity")
 		}
 		for _, policy := range policies {
-			if err := eventually(ctx, 60*time.Second, func() error {
+			// kube-controller-manager type-checks each policy's every
+			// expression against the seven kinds it matches, one policy at a
+			// time; the RedirectPolicy's (some 300 variables since issue 13)
+			// took 34 s on a loaded 2-CPU machine, over 60 s beside other
+			// tests. It is status only: admission does not wait for it.
+			if err := eventually(ctx, 150*time.Second, func() error {
 				checked, err := e.Kubectl(ctx, "", "get", "validatingadmissionpolicy", policy, "-o", "jsonpath={.status.observedGeneration}")
 				if err != nil || checked == "" {
 					return fmt.Errorf("ValidatingAdmissionPolicy %s not type-checked yet (%v)", policy, err)

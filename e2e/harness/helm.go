@@ -102,7 +102,9 @@ func (c *Cluster) waitInjector(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	want := webhook.Status{InitContainers: []string{RedirectName}, Config: webhook.ConfigHash([]byte(file))}.String()
+	// Kubectl trims its output; the file ends with one newline (the
+	// ConfigMap's literal block), which the chart's hash covers.
+	want := webhook.Status{InitContainers: []string{RedirectName}, Config: webhook.ConfigHash([]byte(file + "\n"))}.String()
 	probe := pod("meshinit-probe", map[string]string{InjectLabel: "true"}, nil, container("app", "registry.invalid/probe:1", nil))
 	err = poll.Until(ctx, time.Second, time.Minute, func(ctx context.Context) error {
 		got, err := c.Kubectl(ctx, probe, "-n", "default", "create", "--dry-run=server", "-f", "-", "-o", `jsonpath={.metadata.annotations.meshinit\.io/status}`)
