@@ -74,19 +74,21 @@ BENCH_N ?= 20
 # Both tools run under SCHED_FIFO so that other work on a shared machine (builds)
 # inflates neither timing; BENCH_RT= runs them at normal priority.
 BENCH_RT ?= chrt --fifo 10
+# DNS capture in both tools of bench-redirect: off, all or nameservers (see its -dns flag).
+BENCH_DNS ?= off
 
 ## tools-istio: Istio's pilot-agent at the version pinned in hack/bench/istio/go.mod, built once into the cache.
 tools-istio:
 	GO=$(GO) hack/bench/istio/build.sh
 
-## bench-redirect: `redirector apply` vs Istio's `pilot-agent istio-iptables`, each in fresh network namespaces, BENCH_N interleaved runs.
+## bench-redirect: `redirector apply` vs Istio's `pilot-agent istio-iptables`, each in fresh network namespaces, BENCH_N interleaved runs; BENCH_DNS=all (or nameservers) with DNS capture on in both.
 # The redirector is built as its image builds it (hack/images): static, stripped.
 bench-redirect: deps
 	@agent=$$(GO=$(GO) hack/bench/istio/build.sh) && version=$${agent%/pilot-agent} && \
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o _output/bench/redirector ./initimage/cmd/redirector && \
 	$(GO) build -o _output/bench/bench-redirect ./hack/bench/redirect && \
 	$(BENCH_RT) _output/bench/bench-redirect -redirector _output/bench/redirector -pilot-agent "$$agent" \
-		-istio-version "$${version##*/istio-}" -n $(BENCH_N)
+		-istio-version "$${version##*/istio-}" -n $(BENCH_N) -dns $(BENCH_DNS)
 
 ## bench-webhook: meshinit's admission webhook vs a no-op controller-runtime webhook over TLS on loopback: reviews/s, CPU per review (ratio), p50/p99 at 1,000 reviews/s.
 # The benchmark runs at a raised CPU share (BENCH_NICE) so that builds on a shared machine disturb it less;

@@ -105,12 +105,23 @@ func TestPolicyReadsSettingsLikeWebhook(t *testing.T) {
 	for _, tc := range cidrListCases {
 		cidrValues = append(cidrValues, tc.value)
 	}
+	var idValues, interfaceValues []string
+	for _, tc := range idListCases {
+		idValues = append(idValues, tc.value)
+	}
+	for _, tc := range interfaceListCases {
+		interfaceValues = append(interfaceValues, tc.value)
+	}
+	scalars := []string{"2102", " 2102 ", "0002102", "0", "1", "65535", "65536", "4294967294", "4294967295", "-1", "x", ""}
 	ipv6Off := map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"ipv6": "off"}}}}
 	for _, run := range []struct {
 		values map[string]any
 		lists  []list
 	}{
-		{nil, []list{{includeInbound, portValues}, {excludeInbound, portValues}, {excludeOutbound, portValues}, {includeCIDRs, cidrValues}, {excludeCIDRs, cidrValues}}},
+		{nil, []list{{includeInbound, portValues}, {excludeInbound, portValues}, {excludeOutbound, portValues}, {includeCIDRs, cidrValues}, {excludeCIDRs, cidrValues},
+			{includeOutbound, portValues}, {excludeUIDs, idValues}, {excludeGIDs, idValues}, {excludeInterfaces, interfaceValues},
+			{proxyUIDAnnotation, scalars}, {proxyGIDAnnotation, scalars}, {outboundProxyPortAnnotation, scalars}, {inboundProxyPortAnnotation, scalars},
+			{dnsProxyPortAnnotation, scalars}, {captureDNSAnnotation, []string{"off", "nameservers", "all", "on", "", " all"}}}},
 		{ipv6Off, []list{{includeCIDRs, cidrValues}, {excludeCIDRs, cidrValues}}},
 	} {
 		tw := newTwins(t, run.values)
@@ -134,7 +145,20 @@ func TestPolicyChecksSettingsLikeWebhook(t *testing.T) {
 			agree(t, tw, inNamespace, pod("p", annotations(includeInbound, include, excludeInbound, exclude)), true)
 		}
 	}
+	for _, include := range lists {
+		for _, exclude := range lists {
+			agree(t, tw, inNamespace, pod("p", annotations(includeOutbound, include, excludeOutbound, exclude)), true)
+		}
+	}
+	for _, capture := range []string{"off", "nameservers", "all"} {
+		for _, port := range []string{"15053", "15001", "15006", "16001"} {
+			agree(t, tw, inNamespace, pod("p", annotations(captureDNSAnnotation, capture, dnsProxyPortAnnotation, port, outboundProxyPortAnnotation, "16001")), true)
+		}
+	}
 	for _, kv := range [][]string{
+		{includeOutbound, "80,443,8000-8100", excludeUIDs, "2000, 1000,2000", excludeGIDs, "3000", excludeInterfaces, "net1,eth1", captureDNSAnnotation, "nameservers",
+			dnsProxyPortAnnotation, "15054", outboundProxyPortAnnotation, "16001", inboundProxyPortAnnotation, "16006", proxyUIDAnnotation, "2102", proxyGIDAnnotation, "2103"},
+		{excludeUIDs, "*", excludeInterfaces, "net+", captureDNSAnnotation, "on", inboundProxyPortAnnotation, "15001"},
 		{includeInbound, " * ", excludeInbound, "9050", excludeOutbound, "5432,6379", includeCIDRs, "10.0.0.0/8,fd00::/8", excludeCIDRs, "10.96.0.1/32"},
 		{excludeInbound, "x", excludeCIDRs, "y"},
 		{excludeInbound, "*", excludeOutbound, "*", excludeCIDRs, "*"},

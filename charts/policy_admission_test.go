@@ -27,6 +27,22 @@ const (
 	msgStrictOptOut       = "SUBJECT label meshinit.io/inject=false opts out of meshinit, but RedirectPolicy team-strict/strict requires every pod in namespace team-strict to be intercepted (interception: Required)"
 )
 
+// Messages of the new opt-outs: the default RedirectPolicy allows excluding
+// UID 2000, GID 3000 and interface net1 and setting the proxy identity, not
+// the proxy ports; team-strict/strict allows none of it.
+const (
+	defaultAllows = ", but RedirectPolicy meshinit-system/default requires outbound port 5432 to reach the proxy and allows excluding only "
+	strictAllows  = ", but RedirectPolicy team-strict/strict requires interception (interception: Required) and allows excluding no "
+)
+
+func msgUIDs(value, taken, allowed string) string {
+	return excludeUIDs + " " + strconv.Quote(value) + " lets the processes of UID " + taken + " send their traffic around the proxy" + allowed
+}
+
+func msgInterfaces(value, taken, allowed string) string {
+	return excludeInterfaces + " " + strconv.Quote(value) + " takes inbound traffic on interface " + taken + " around the proxy" + allowed
+}
+
 func badEntry(annotation, entry, direction, ports string) string {
 	return annotation + " entry " + entry + " is not a port 1-65535 or a range first-last of them, so RedirectPolicy meshinit-system/default cannot check that " + direction + " " + ports + " intercepted"
 }
@@ -240,6 +256,68 @@ var admissionCases = []struct {
 		pod: pod("p", injected, withInit(setup), addCapabilities("setup", "NET_ADMIN")), want: verdict{clusterBinding, msgNetAdmin("setup adds capability NET_ADMIN"), metav1.StatusReasonForbidden}},
 	{name: "harmless capability", namespace: "team-a", pod: pod("ok", injected, addCapabilities("app", "NET_BIND_SERVICE"))},
 	{name: "opted out: privileges are no concern", namespace: "team-a", pod: pod("ok", labels(podLabel, "false"), privileged("app"))},
+
+	// Outbound include ports, while the default RedirectPolicy requires outbound port 5432.
+	{name: "include-outbound-ports lists the required port", namespace: "team-a", pod: pod("ok", injected, annotations(includeOutbound, "443,5432"))},
+	{name: "include-outbound-ports range covers the required port", namespace: "team-a", pod: pod("ok", injected, annotations(includeOutbound, "5000-6000"))},
+	{name: "include-outbound-ports leaves out the required port", namespace: "team-a",
+		pod: pod("p", injected, annotations(includeOutbound, "80,443")),
+		want: verdict{clusterBinding, `port 5432 is required by RedirectPolicy meshinit-system/default and must be listed in traffic.meshinit.io/include-outbound-ports (or set it to "*")`,
+			metav1.StatusReasonForbidden}},
+	{name: "include-outbound-ports unreadable", namespace: "team-a",
+		pod:  pod("p", injected, annotations(includeOutbound, "https")),
+		want: verdict{clusterBinding, badEntry(includeOutbound, `"https"`, "outbound", "port 5432 is"), metav1.StatusReasonInvalid}},
+
+	// UID, GID and interface exclusions.
+	{name: "excluded UID and GID the default allows", namespace: "team-a",
+		pod: pod("ok", injected, annotations(excludeUIDs, "2000", excludeGIDs, " 3000 ", excludeInterfaces, "net1"))},
+	{name: "excluded UID the default does not allow", namespace: "team-a",
+		pod:  pod("p", injected, annotations(excludeUIDs, "2000,0")),
+		want: verdict{clusterBinding, msgUIDs("2000,0", "0", defaultAllows+"2000 (allowedOutboundUIDExclusions)"), metav1.StatusReasonForbidden}},
+	{name: "excluded GID the default does not allow", namespace: "team-a",
+		pod: pod("p", injected, annotations(excludeGIDs, "3001")),
+		want: verdict{clusterBinding, excludeGIDs + ` "3001" lets the processes of GID 3001 send their traffic around the proxy` + defaultAllows + "3000 (allowedOutboundGIDExclusions)",
+			metav1.StatusReasonForbidden}},
+	{name: "excluded interface the default does not allow", namespace: "team-a",
+		pod:  pod("p", injected, annotations(excludeInterfaces, "eth1")),
+		want: verdict{clusterBinding, msgInterfaces("eth1", "eth1", ", but RedirectPolicy meshinit-system/default requires inbound ports 8443, 9443 to reach the proxy and allows excluding only net1 (allowedInboundInterfaceExclusions)"), metav1.StatusReasonForbidden}},
+	{name: "excluded UIDs unreadable", namespace: "team-a",
+		pod:  pod("p", injected, annotations(excludeUIDs, "fluentbit")),
+		want: verdict{clusterBinding, excludeUIDs + ` entry "fluentbit" is not a numeric ID 0-4294967294, so RedirectPolicy meshinit-system/default cannot check it against allowedOutboundUIDExclusions`, metav1.StatusReasonInvalid}},
+	{name: "excluded interfaces unreadable", namespace: "team-a",
+		pod: pod("p", injected, annotations(excludeInterfaces, "net+")),
+		want: verdict{clusterBinding, excludeInterfaces + ` entry "net+" is not an interface name (1-15 letters, digits, "_", "." or "-", not starting with "-" or "."), ` +
+			"so RedirectPolicy meshinit-system/default cannot check it against allowedInboundInterfaceExclusions", metav1.StatusReasonInvalid}},
+	{name: "a namespace policy requiring interception allows no UID", namespace: "team-strict",
+		pod:  pod("p", injected, annotations(excludeUIDs, "2000")),
+		want: verdict{namespaceBinding, msgUIDs("2000", "2000", strictAllows+"UID (allowedOutboundUIDExclusions)"), metav1.StatusReasonForbidden}},
+	{name: "a namespace policy requiring interception allows no interface", namespace: "team-strict",
+		pod:  pod("p", injected, annotations(excludeInterfaces, "net1")),
+		want: verdict{namespaceBinding, msgInterfaces("net1", "net1", ", but RedirectPolicy team-strict/strict requires inbound port 9090 to reach the proxy and allows excluding no interface (allowedInboundInterfaceExclusions)"), metav1.StatusReasonForbidden}},
+	{name: "opted out: exclusions are no concern", namespace: "team-a",
+		pod: pod("ok", labels(podLabel, "false"), annotations(excludeUIDs, "0", excludeInterfaces, "eth0"))},
+
+	// The proxy's identity and ports set per pod: the default allows the identity, not the ports.
+	{name: "proxy UID and GID set per pod where allowed", namespace: "team-a",
+		pod: pod("ok", annotations(proxyUIDAnnotation, "2102", proxyGIDAnnotation, "2103"), injected)},
+	{name: "the chart's proxy UID set per pod", namespace: "team-a", pod: pod("ok", injected, annotations(proxyUIDAnnotation, "01337"))},
+	{name: "a container runs as the pod's own proxy UID", namespace: "team-a",
+		pod:  pod("p", annotations(proxyUIDAnnotation, "2102"), injected, runAsUser("app", 2102)),
+		want: verdict{clusterBinding, strings.Replace(msgProxyUser("app"), "runAsUser 1337", "runAsUser 2102", 1), metav1.StatusReasonForbidden}},
+	{name: "the chart's proxy UID is an app's once the pod names another", namespace: "team-a",
+		pod: pod("ok", annotations(proxyUIDAnnotation, "2102", proxyGIDAnnotation, "2103"), injected, runAsUser("app", 1337))},
+	{name: "proxy UID set per pod where interception is Required", namespace: "team-strict",
+		pod: pod("p", injected, annotations(proxyUIDAnnotation, "2102")),
+		want: verdict{namespaceBinding, "SUBJECT sets the proxy UID 2102 (traffic.meshinit.io/proxy-uid; the chart's: 1337), whose traffic is never redirected, " +
+			"but RedirectPolicy team-strict/strict requires interception (interception: Required) and does not allow setting the proxy identity per pod (allowProxyIdentityOverride)",
+			metav1.StatusReasonForbidden}},
+	{name: "proxy ports set per pod", namespace: "team-a",
+		pod: pod("p", injected, annotations(outboundProxyPortAnnotation, "16001", inboundProxyPortAnnotation, "8443")),
+		want: verdict{clusterBinding, "SUBJECT sets the outbound proxy port 16001 (traffic.meshinit.io/outbound-proxy-port; the chart's: 15001) " +
+			"and the inbound proxy port 8443 (traffic.meshinit.io/inbound-proxy-port; the chart's: 15006), but RedirectPolicy meshinit-system/default " +
+			"requires its traffic to reach the proxy and does not allow setting the proxy ports per pod (allowProxyPortOverride)", metav1.StatusReasonForbidden}},
+	{name: "the chart's proxy port set per pod", namespace: "team-a", pod: pod("ok", injected, annotations(outboundProxyPortAnnotation, "15001"))},
+	{name: "DNS capture set per pod", namespace: "team-strict", pod: pod("ok", injected, annotations(captureDNSAnnotation, "all", dnsProxyPortAnnotation, "5353"))},
 
 	// hostNetwork.
 	{name: "host network where interception is Required", namespace: "team-strict",

@@ -21,6 +21,8 @@ var portListAnnotations = []struct {
 	{redirect.AnnotationIncludeInboundPorts, "includeInbound",
 		func(l redirect.PortList, p uint16) bool { return !l.Contains(p) }},
 	{redirect.AnnotationExcludeInboundPorts, "excludeInbound", redirect.PortList.Contains},
+	{redirect.AnnotationIncludeOutboundPorts, "includeOutbound",
+		func(l redirect.PortList, p uint16) bool { return !l.Contains(p) }},
 	{redirect.AnnotationExcludeOutboundPorts, "excludeOutbound", redirect.PortList.Contains},
 }
 

@@ -60,10 +60,14 @@ func testValues() map[string]any {
 		"policy": map[string]any{
 			"proxyContainers": []any{map[string]any{"name": "envoy", "image": envoyImage}},
 			"defaultRedirectPolicy": map[string]any{
-				"requiredInboundPorts":          []any{8443, 9443},
-				"requiredOutboundPorts":         []any{5432},
-				"allowedOutboundCIDRExclusions": []any{"10.0.0.0/8", "169.254.169.254/32"},
-				"interception":                  "AllowOptOut",
+				"requiredInboundPorts":              []any{8443, 9443},
+				"requiredOutboundPorts":             []any{5432},
+				"allowedOutboundCIDRExclusions":     []any{"10.0.0.0/8", "169.254.169.254/32"},
+				"allowedOutboundUIDExclusions":      []any{2000},
+				"allowedOutboundGIDExclusions":      []any{3000},
+				"allowedInboundInterfaceExclusions": []any{"net1"},
+				"allowProxyIdentityOverride":        true,
+				"interception":                      "AllowOptOut",
 			},
 		},
 	}

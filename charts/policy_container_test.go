@@ -59,13 +59,19 @@ var containerCases = []struct {
 	{name: "no arguments", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Args = nil })),
 		want: verdict{clusterBinding, msgNotMeshinit(fmt.Sprintf("it has 0 arguments, not %d", meshinitArgs)), metav1.StatusReasonForbidden}},
 	{name: "arguments reordered", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Args[1], c.Args[2] = c.Args[2], c.Args[1] })),
-		want: verdict{clusterBinding, msgNotMeshinit(`argument 1 "--inbound-proxy-port=15006" is not "--outbound-proxy-port=15001"`), metav1.StatusReasonForbidden}},
+		want: verdict{clusterBinding, msgNotMeshinit(`argument 1 "--inbound-proxy-port=15006" is not "--outbound-proxy-port=..."`), metav1.StatusReasonForbidden}},
 	{name: "print instead of apply", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Args[0] = "print" })),
 		want: verdict{clusterBinding, msgNotMeshinit(`argument 0 "print" is not "apply"`), metav1.StatusReasonForbidden}},
-	{name: "another proxy UID", pod: pod("p", injected, withArg("proxy-uid", "1000")),
-		want: verdict{clusterBinding, msgNotMeshinit(`argument 3 "--proxy-uid=1000" is not "--proxy-uid=1337"`), metav1.StatusReasonForbidden}},
+	// The proxy's ports and identity are pod settings (annotations): in the
+	// arguments they are checked as the annotations are, against the
+	// RedirectPolicy's allowProxy*Override (the tests' default allows the
+	// identity, not the ports).
+	{name: "another proxy UID, allowed", pod: pod("p", injected, withArg("proxy-uid", "1000"))},
+	{name: "another proxy UID makes the app a proxy impostor", pod: pod("p", injected, withArg("proxy-uid", "1000"), runAsUser("app", 1000)),
+		want: verdict{clusterBinding, strings.NewReplacer("SUBJECT", "pod", "runAsUser 1337", "runAsUser 1000").Replace(msgProxyUser("app")), metav1.StatusReasonForbidden}},
 	{name: "another outbound proxy port", pod: pod("p", injected, withArg("outbound-proxy-port", "9")),
-		want: verdict{clusterBinding, msgNotMeshinit(`argument 1 "--outbound-proxy-port=9" is not "--outbound-proxy-port=15001"`), metav1.StatusReasonForbidden}},
+		want: verdict{clusterBinding, "pod sets the outbound proxy port 9 (traffic.meshinit.io/outbound-proxy-port; the chart's: 15001), but RedirectPolicy meshinit-system/default " +
+			"requires its traffic to reach the proxy and does not allow setting the proxy ports per pod (allowProxyPortOverride)", metav1.StatusReasonForbidden}},
 	{name: "ignored inbound ports widened", pod: pod("p", injected, withArg("ignored-inbound-ports", "1-65535")),
 		want: verdict{clusterBinding, msgNotMeshinit(`argument 7 "--ignored-inbound-ports=1-65535" is not "--ignored-inbound-ports=15020,15021,15090"`), metav1.StatusReasonForbidden}},
 	{name: "a pod setting's key swapped", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Args[6] = "--exclude-outbound-ports=" })),
@@ -103,6 +109,13 @@ var containerCases = []struct {
 	{name: "argument excludes every destination", pod: pod("p", injected, withArg("exclude-outbound-cidrs", "0.0.0.0/0,::/0")),
 		want: verdict{clusterBinding, cidrsTaken("meshinit-redirect argument --exclude-outbound-cidrs", "0.0.0.0/0,::/0", "0.0.0.0/0, ::/0"), metav1.StatusReasonForbidden}},
 	{name: "argument excludes an allowed destination", pod: pod("ok", injected, withArg("exclude-outbound-cidrs", "10.1.0.0/16"))},
+	{name: "argument excludes a UID not allowed", pod: pod("p", injected, withArg("exclude-outbound-uids", "0,2000")),
+		want: verdict{clusterBinding, `meshinit-redirect argument --exclude-outbound-uids "0,2000" lets the processes of UID 0 send their traffic around the proxy` +
+			defaultAllows + "2000 (allowedOutboundUIDExclusions)", metav1.StatusReasonForbidden}},
+	{name: "argument excludes an allowed interface", pod: pod("ok", injected, withArg("exclude-inbound-interfaces", "net1"))},
+	{name: "argument includes outbound ports without the required one", pod: pod("p", injected, withArg("include-outbound-ports", "443")),
+		want: verdict{clusterBinding, `port 5432 is required by RedirectPolicy meshinit-system/default and must be listed in meshinit-redirect argument --include-outbound-ports (or set it to "*")`,
+			metav1.StatusReasonForbidden}},
 	{name: "argument includes no destination", pod: pod("p", injected, withArg("include-outbound-cidrs", "")),
 		want: verdict{clusterBinding, cidrsNarrowed("meshinit-redirect argument --include-outbound-cidrs", "", "IPv4 and IPv6"), metav1.StatusReasonForbidden}},
 }

@@ -30,6 +30,17 @@ const (
 	excludeOutbound   = redirect.AnnotationExcludeOutboundPorts
 	includeCIDRs      = redirect.AnnotationIncludeOutboundCIDRs
 	excludeCIDRs      = redirect.AnnotationExcludeOutboundCIDRs
+	includeOutbound   = redirect.AnnotationIncludeOutboundPorts
+	excludeUIDs       = redirect.AnnotationExcludeOutboundUIDs
+	excludeGIDs       = redirect.AnnotationExcludeOutboundGIDs
+	excludeInterfaces = redirect.AnnotationExcludeInboundInterfaces
+
+	proxyUIDAnnotation          = redirect.AnnotationProxyUID
+	proxyGIDAnnotation          = redirect.AnnotationProxyGID
+	outboundProxyPortAnnotation = redirect.AnnotationOutboundProxyPort
+	inboundProxyPortAnnotation  = redirect.AnnotationInboundProxyPort
+	captureDNSAnnotation        = redirect.AnnotationCaptureDNS
+	dnsProxyPortAnnotation      = redirect.AnnotationDNSProxyPort
 )
 
 // podOption changes a test pod.

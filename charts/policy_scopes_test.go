@@ -84,7 +84,7 @@ func TestAPIServerParsesLikeGo(t *testing.T) {
 	c.awaitVerdict(t, "table", pod("probe", annotations(excludeOutbound, "1")), verdict{namespaceBinding,
 		"port 1 is required by RedirectPolicy table/probes and cannot be listed in traffic.meshinit.io/exclude-outbound-ports", ""})
 
-	direction := map[string]string{includeInbound: "inbound", excludeInbound: "inbound", excludeOutbound: "outbound"}
+	direction := map[string]string{includeInbound: "inbound", excludeInbound: "inbound", includeOutbound: "outbound", excludeOutbound: "outbound"}
 	for _, a := range portListAnnotations {
 		for _, tc := range portListCases {
 			t.Run(a.prefix+"/"+tc.name, func(t *testing.T) {
@@ -112,7 +112,7 @@ func TestAPIServerParsesLikeGo(t *testing.T) {
 				want := verdict{}
 				switch {
 				case len(missed) == 0:
-				case a.annotation == includeInbound:
+				case a.annotation == includeInbound || a.annotation == includeOutbound:
 					want = verdict{namespaceBinding, fmt.Sprintf(`%s required by RedirectPolicy table/probes and must be listed in %s (or set it to "*")`, portsAre(missed), a.annotation), metav1.StatusReasonForbidden}
 				default:
 					want = verdict{namespaceBinding, fmt.Sprintf("%s required by RedirectPolicy table/probes and cannot be listed in %s", portsAre(missed), a.annotation), metav1.StatusReasonForbidden}

@@ -19,6 +19,8 @@ var redirectValues = []map[string]any{
 	{"proxy-uid": int64(4294967294), "ignored-inbound-ports": "", "exclude-outbound-ports": "22,53",
 		"include-outbound-cidrs": "10.0.0.0/8", "exclude-outbound-cidrs": "169.254.169.254/32"},
 	{"ignored-inbound-ports": 15021, "proxy-gid": float64(1000)},
+	{"capture-dns": "all", "dns-proxy-port": 15054, "exclude-outbound-uids": "1000,2000", "exclude-outbound-gids": 3000,
+		"include-outbound-ports": "80,443,8000-8080", "exclude-inbound-interfaces": "eth1,net1"},
 }
 
 // chartSettings are the policy's view of the chart's redirect settings.
@@ -42,7 +44,19 @@ func listAnnotations() map[string]string {
 	for _, a := range cidrListAnnotations {
 		out[a.annotation] = a.prefix
 	}
+	for _, a := range idListAnnotations {
+		out[a.annotation] = a.prefix
+	}
 	return out
+}
+
+// scalarAnnotations are the annotations of settings that are not lists:
+// the proxy's ports and identity (checked against the RedirectPolicy's
+// allowProxy*Override) and DNS capture (not restricted: it only captures
+// more).
+var scalarAnnotations = []string{
+	redirect.AnnotationOutboundProxyPort, redirect.AnnotationInboundProxyPort, redirect.AnnotationProxyUID, redirect.AnnotationProxyGID,
+	redirect.AnnotationCaptureDNS, redirect.AnnotationDNSProxyPort,
 }
 
 // readChartSettings renders the chart's policy with values and reads its
@@ -81,7 +95,7 @@ func annotationArgs(t *testing.T) map[string]int {
 	defaults := redirect.Defaults().Args()
 	out := map[string]int{}
 	for _, a := range redirect.AnnotationNames() {
-		for _, v := range []string{"1", "10.0.0.0/8"} {
+		for _, v := range []string{"1", "10.0.0.0/8", "all"} {
 			c, err := redirect.FromAnnotations(map[string]string{a: v}, redirect.Defaults())
 			if err != nil {
 				continue
@@ -158,10 +172,10 @@ func TestChartSettingsMatchGo(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {
 		s := readChartSettings(t, nil)
 		defaults := redirect.Defaults().Args()
-		if got, want := len(s.listDefaults), len(redirect.AnnotationNames()); got != want {
+		if got, want := len(s.listDefaults), len(redirect.AnnotationNames())-len(scalarAnnotations); got != want {
 			t.Errorf("the policy reads %d list annotations, the webhook %d", got, want)
 		}
-		for _, a := range redirect.AnnotationNames() {
+		for a := range listAnnotations() {
 			arg := defaults[positions[a]]
 			if want := arg[strings.Index(arg, "=")+1:]; s.listDefaults[a] != want {
 				t.Errorf("the policy reads a missing %s as %q, Go's default is %q", a, s.listDefaults[a], want)

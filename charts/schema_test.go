@@ -59,6 +59,11 @@ func TestSchemaRejects(t *testing.T) {
 		{"proxy port 65536 as a string", redirectSetting("inbound-proxy-port", "65536"), []string{"/webhook/inject/redirect/inbound-proxy-port"}},
 		{"ignored ports with spaces", redirectSetting("ignored-inbound-ports", "15020, 15021"), []string{"/webhook/inject/redirect/ignored-inbound-ports"}},
 		{"ignored ports star", redirectSetting("ignored-inbound-ports", "*"), []string{"/webhook/inject/redirect/ignored-inbound-ports"}},
+		{"capture-dns", redirectSetting("capture-dns", "on"), []string{"/webhook/inject/redirect/capture-dns", "off", "nameservers", "all"}},
+		{"dns proxy port 0", redirectSetting("dns-proxy-port", 0), []string{"/webhook/inject/redirect/dns-proxy-port"}},
+		{"allowed UID exclusion negative", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{"allowedOutboundUIDExclusions": []any{-1}}}}, []string{"/policy/defaultRedirectPolicy/allowedOutboundUIDExclusions/0"}},
+		{"allowed GID exclusion a name", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{"allowedOutboundGIDExclusions": []any{"wheel"}}}}, []string{"/policy/defaultRedirectPolicy/allowedOutboundGIDExclusions/0"}},
+		{"allowed interface exclusion wildcard", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{"allowedInboundInterfaceExclusions": []any{"net+"}}}}, []string{"/policy/defaultRedirectPolicy/allowedInboundInterfaceExclusions/0"}},
 		{"proxy container without image", map[string]any{"policy": map[string]any{"proxyContainers": []any{map[string]any{"name": "envoy"}}}}, []string{"/policy/proxyContainers/0", "image"}},
 		{"proxy container image with a space", map[string]any{"policy": map[string]any{"proxyContainers": []any{map[string]any{"name": "envoy", "image": "envoy proxy"}}}}, []string{"/policy/proxyContainers/0/image"}},
 		{"allowed CIDR without a prefix", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{"allowedOutboundCIDRExclusions": []any{"10.0.0.1"}}}}, []string{"/policy/defaultRedirectPolicy/allowedOutboundCIDRExclusions/0"}},
@@ -91,6 +96,12 @@ func TestSchemaAccepts(t *testing.T) {
 		{"redirect numbers", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"inbound-proxy-port": 16006, "exclude-outbound-ports": "22,53"}}}}},
 		{"redirect strings", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"proxy-uid": "0", "outbound-proxy-port": "65535", "ignored-inbound-ports": "15020-15021,15090"}}}}},
 		{"no ignored ports", redirectSetting("ignored-inbound-ports", "")},
+		{"capture parity settings", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{
+			"capture-dns": "nameservers", "dns-proxy-port": 15054, "exclude-outbound-uids": "0,1000,20000", "exclude-outbound-gids": 3000,
+			"include-outbound-ports": "80,443,8000-8080", "exclude-inbound-interfaces": "eth0.100,eth1,net1"}}}}},
+		{"allowed exclusions and overrides", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{
+			"allowedOutboundUIDExclusions": []any{0, 1000}, "allowedOutboundGIDExclusions": []any{4294967294},
+			"allowedInboundInterfaceExclusions": []any{"net1", "eth0.100"}, "allowProxyIdentityOverride": true, "allowProxyPortOverride": true}}}},
 		{"proxy containers and allowed CIDRs", map[string]any{"policy": map[string]any{
 			"proxyContainers":       []any{map[string]any{"name": "envoy", "image": "docker.io/envoyproxy/envoy"}, map[string]any{"name": "linkerd-proxy", "image": "cr.l5d.io/linkerd/proxy:edge-24.1.1"}},
 			"defaultRedirectPolicy": map[string]any{"allowedOutboundCIDRExclusions": []any{"169.254.169.254/32", "fd00::/8"}},

@@ -19,7 +19,7 @@ var Version = "dev"
 const usage = `usage: redirector <command> [flags]
 
 commands:
-  apply     program this network namespace's iptables to redirect TCP to the proxy
+  apply     program this network namespace's iptables to redirect TCP (and DNS) to the proxy
   print     print the rules apply would write, touching nothing
   cleanup   remove meshinit's chains and rules, and nothing else
   version   print the version
@@ -53,14 +53,18 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if cfg, err = redirect.ParseFlags(fs, args); err != nil {
 			break
 		}
-		plan := redirect.NewPlan(cfg)
+		opts := redirect.Options{Runner: runner(log), Logger: log}
+		var plan redirect.Plan
+		if plan, err = redirect.ReadPlan(cfg, opts); err != nil {
+			break
+		}
 		if name == "print" {
 			_, err = io.WriteString(stdout, plan.String())
 			break
 		}
 		log.Info("applying", "version", Version, "config", cfg.Fingerprint(), "args", cfg.Args())
 		err = withTimeout(ctx, timeout, func(ctx context.Context) error {
-			return redirect.Apply(ctx, plan, redirect.Options{Runner: runner(log), Logger: log})
+			return redirect.Apply(ctx, plan, opts)
 		})
 	case "cleanup":
 		timeout := fs.Duration("timeout", DefaultTimeout, "give up after this long")

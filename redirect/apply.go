@@ -23,6 +23,9 @@ type Options struct {
 	// ProcNet is where the kernel lists the namespace's IPv6 addresses
 	// (if_inet6) and legacy iptables tables (ip_tables_names). Default /proc/net.
 	ProcNet string
+	// ResolvConf is the pod's resolver configuration, whose nameservers
+	// ReadPlan reads under capture-dns=nameservers. Default /etc/resolv.conf.
+	ResolvConf string
 }
 
 func (o *Options) setDefaults() {
@@ -35,17 +38,20 @@ func (o *Options) setDefaults() {
 	if o.ProcNet == "" {
 		o.ProcNet = "/proc/net"
 	}
+	if o.ResolvConf == "" {
+		o.ResolvConf = "/etc/resolv.conf"
+	}
 }
 
-// Apply makes the current network namespace's nat tables hold exactly the
-// plan's rules, replacing any earlier meshinit rules and leaving everything
-// else alone. It first reads both backends' tables of every family it
-// programs and changes nothing when rules of another owner would take the
-// traffic (see findConflicts). Each family's table is replaced in one
-// iptables-restore transaction and then read back; if anything fails, or ctx
-// ends, meshinit's rules are removed from both families with a context of
-// their own (RollbackTimeout), so the pod never runs with half a ruleset.
-// Applying the same plan again is a no-op.
+// Apply makes the current network namespace's tables (nat, and raw for DNS
+// capture) hold exactly the plan's rules, replacing any earlier meshinit
+// rules and leaving everything else alone. It first reads both backends'
+// tables of every family it programs and changes nothing when rules of
+// another owner would take the traffic (see findConflicts). Each family's
+// tables are replaced by one iptables-restore and then read back; if
+// anything fails, or ctx ends, meshinit's rules are removed from both
+// families with a context of their own (RollbackTimeout), so the pod never
+// runs with half a ruleset. Applying the same plan again is a no-op.
 func Apply(ctx context.Context, plan Plan, opts Options) error {
 	opts.setDefaults()
 	log := opts.Logger
@@ -69,7 +75,7 @@ func Apply(ctx context.Context, plan Plan, opts Options) error {
 	} else {
 		log.Info("IPv6 rules skipped", "reason", why)
 	}
-	states, err := survey(ctx, opts, det, families)
+	states, err := survey(ctx, opts, det, families, plan.Config.CaptureDNS != DNSCaptureOff)
 	if err != nil {
 		return err
 	}
@@ -79,7 +85,11 @@ func Apply(ctx context.Context, plan Plan, opts Options) error {
 		if err := applyRuleset(ctx, opts.Runner, b, states[i], rs); err != nil {
 			return rollback(ctx, opts, det.mode, err)
 		}
-		log.Info("rules in place", "backend", b.String(), "chains", len(rs.Chains), "rules", len(rs.Rules))
+		chains, rules := 0, 0
+		for _, t := range rs.Tables {
+			chains, rules = chains+len(t.Chains), rules+len(t.Rules)
+		}
+		log.Info("rules in place", "backend", b.String(), "chains", chains, "rules", rules)
 	}
 	return nil
 }
@@ -87,9 +97,10 @@ func Apply(ctx context.Context, plan Plan, opts Options) error {
 // survey reads both backends' tables of every family to be programmed (the
 // IPv4 ones detectBackend read already) and returns the chosen backend's
 // state of each family, or an error when rules of another owner are in the
-// way. A backend other than the chosen one that cannot be read is unusable
-// here, so it holds no rules.
-func survey(ctx context.Context, opts Options, det detection, families []Ruleset) ([]tableState, error) {
+// way (of TCP, and of UDP too when dns: see findConflicts). A backend other
+// than the chosen one that cannot be read is unusable here, so it holds no
+// rules.
+func survey(ctx context.Context, opts Options, det detection, families []Ruleset, dns bool) ([]tableState, error) {
 	chosen := slices.Index(backendModes[:], det.mode)
 	var states []tableState
 	var found []conflict
@@ -111,7 +122,7 @@ func survey(ctx context.Context, opts Options, det detection, families []Ruleset
 				opts.Logger.Info("not looking for rules in the way in an unusable backend", "backend", b.String(), "reason", r.err)
 				continue
 			}
-			found = append(found, findConflicts(b, r.state)...)
+			found = append(found, findConflicts(b, r.state, dns)...)
 		}
 	}
 	for _, c := range found {
@@ -141,24 +152,31 @@ func rollback(ctx context.Context, opts Options, mode IptablesMode, cause error)
 	return cause
 }
 
-// applyRuleset replaces meshinit's rules in one family's nat table, whose
+// applyRuleset replaces meshinit's rules in one family's tables, whose
 // state was read before, and checks the result.
 func applyRuleset(ctx context.Context, run Runner, b backend, state tableState, rs Ruleset) error {
 	if err := restore(ctx, run, b, restoreScript(state, rs)); err != nil {
 		return err
 	}
-	after, err := readNat(ctx, run, b)
+	after, err := readTables(ctx, run, b)
 	if err != nil {
 		return err
 	}
 	if !after.matches(rs) {
-		return fmt.Errorf("%s backend: after iptables-restore the nat table does not hold the planned rules; found:\n%s", b, strings.Join(after.lines, "\n"))
+		var found []string
+		for _, t := range ownTables {
+			found = append(found, after.footprint(t).lines...)
+		}
+		return fmt.Errorf("%s backend: after iptables-restore the tables do not hold the planned rules; found:\n%s", b, strings.Join(found, "\n"))
 	}
 	return nil
 }
 
-func readNat(ctx context.Context, run Runner, b backend) (tableState, error) {
-	out, err := run.Run(ctx, nil, b.save(), "-t", "nat")
+// readTables reads every table of one backend and family. A legacy table
+// is read only when it exists: iptables-legacy-save without -t reads those
+// the kernel lists, and creates none.
+func readTables(ctx context.Context, run Runner, b backend) (tableState, error) {
+	out, err := run.Run(ctx, nil, b.save())
 	if err != nil {
 		return tableState{}, backendError(b, err)
 	}
@@ -167,7 +185,7 @@ func readNat(ctx context.Context, run Runner, b backend) (tableState, error) {
 
 func restore(ctx context.Context, run Runner, b backend, script string) error {
 	if _, err := run.Run(ctx, []byte(script), b.restore(), "--noflush", "--wait"); err != nil {
-		return backendError(b, fmt.Errorf("restoring the nat table: %w", err))
+		return backendError(b, fmt.Errorf("restoring the tables: %w", err))
 	}
 	return nil
 }
@@ -183,20 +201,20 @@ func Cleanup(ctx context.Context, opts Options) error {
 	return joinErrors(errs)
 }
 
-// cleanupMode removes meshinit's rules from one backend's two families.
-// A family whose binary is missing or whose nat table does not exist holds
-// no meshinit rules, so it is skipped; any other failure to read it is an
-// error, since it may hold them.
+// cleanupMode removes meshinit's rules from one backend's two families, in
+// every table it uses. A family whose binary is missing, or (legacy) none
+// of whose tables meshinit uses exists, holds no meshinit rules, so it is
+// skipped; any other failure to read it is an error, since it may hold them.
 func cleanupMode(ctx context.Context, opts Options, mode IptablesMode) error {
 	var errs []error
 	run, log := opts.Runner, opts.Logger
 	for _, f := range []Family{IPv4, IPv6} {
 		b := backend{mode, f}
-		if may, err := b.mayHoldNat(opts.ProcNet); err != nil || !may {
+		if may, err := b.mayHoldRules(opts.ProcNet); err != nil || !may {
 			errs = append(errs, err)
 			continue
 		}
-		st, err := readNat(ctx, run, b)
+		st, err := readTables(ctx, run, b)
 		if err != nil && tableAbsent(err) {
 			log.Debug("skipping cleanup", "backend", b.String(), "reason", err)
 			continue
@@ -205,14 +223,15 @@ func cleanupMode(ctx context.Context, opts Options, mode IptablesMode) error {
 			errs = append(errs, err)
 			continue
 		}
-		if len(st.chains) == 0 && len(st.jumps) == 0 {
+		chains, jumps := st.count()
+		if chains == 0 && jumps == 0 {
 			continue
 		}
 		if err := restore(ctx, run, b, restoreScript(st, Ruleset{Family: f})); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		log.Info("removed meshinit rules", "backend", b.String(), "chains", len(st.chains), "jumps", len(st.jumps))
+		log.Info("removed meshinit rules", "backend", b.String(), "chains", chains, "jumps", jumps)
 	}
 	return joinErrors(errs)
 }

@@ -187,7 +187,11 @@ func backendError(b backend, err error) error {
 			"as a non-root user the redirector hands iptables only those it holds, from the file capabilities of its image "+
 			"(which no_new_privs lets it keep only when the runtime grants them to non-root containers, as containerd and CRI-O do): %w", b, err)
 	case natMissing(stderr):
-		return fmt.Errorf("%s backend: the nat table is not available: the node's kernel needs the %s module (or try --iptables-mode=%s): %w", b, natModule(b), otherMode(b.mode), err)
+		table := TableNat
+		if strings.Contains(stderr, "raw") {
+			table = TableRaw
+		}
+		return fmt.Errorf("%s backend: the %s table is not available: the node's kernel needs the %s module (or try --iptables-mode=%s): %w", b, table, tableModule(b, table), otherMode(b.mode), err)
 	}
 	return fmt.Errorf("%s backend: %w", b, err)
 }
@@ -204,14 +208,18 @@ func tableAbsent(err error) bool {
 	return errors.Is(err, exec.ErrNotFound) || natMissing(stderrOf(err))
 }
 
-func natModule(b backend) string {
-	if b.mode == IptablesNFT {
+// tableModule is the kernel module that provides a table (nat or raw) of
+// a backend.
+func tableModule(b backend, table string) string {
+	switch {
+	case b.mode == IptablesNFT && table == TableNat:
 		return "nft_chain_nat"
+	case b.mode == IptablesNFT:
+		return "nf_tables"
+	case b.family == IPv6:
+		return "ip6table_" + table
 	}
-	if b.family == IPv6 {
-		return "ip6table_nat"
-	}
-	return "iptable_nat"
+	return "iptable_" + table
 }
 
 func otherMode(m IptablesMode) IptablesMode {
@@ -252,12 +260,13 @@ func legacyTables(procNet string, f Family) ([]string, error) {
 	return strings.Fields(string(data)), nil
 }
 
-// mayHoldNat reports whether b's nat table may hold rules. It is false only
-// for a legacy backend whose nat table does not exist in this namespace.
-func (b backend) mayHoldNat(procNet string) (bool, error) {
+// mayHoldRules reports whether b's tables may hold meshinit's rules. It is
+// false only for a legacy backend where none of the tables meshinit uses
+// exists in this namespace.
+func (b backend) mayHoldRules(procNet string) (bool, error) {
 	if b.mode != IptablesLegacy {
 		return true, nil
 	}
 	tables, err := legacyTables(procNet, b.family)
-	return slices.Contains(tables, "nat"), err
+	return slices.ContainsFunc(tables, func(t string) bool { return slices.Contains(ownTables, t) }), err
 }

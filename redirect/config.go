@@ -26,6 +26,20 @@ const (
 	IptablesNFT    IptablesMode = "nft"
 )
 
+// DNSCapture says which DNS traffic goes to the DNS proxy.
+type DNSCapture string
+
+const (
+	// DNSCaptureOff captures no DNS: UDP goes direct, TCP to port 53 is
+	// outbound TCP like any other.
+	DNSCaptureOff DNSCapture = "off"
+	// DNSCaptureNameservers captures DNS to the nameservers in the pod's
+	// /etc/resolv.conf, read when the rules are applied.
+	DNSCaptureNameservers DNSCapture = "nameservers"
+	// DNSCaptureAll captures DNS to every destination.
+	DNSCaptureAll DNSCapture = "all"
+)
+
 // Config is every setting of one pod's redirect. The zero value is not
 // useful: start from [Defaults].
 type Config struct {
@@ -45,12 +59,28 @@ type Config struct {
 	// left alone inbound whatever the include list says.
 	// Default 15020,15021,15090.
 	IgnoredInboundPorts PortList
+	// ExcludeInboundInterfaces are interfaces whose inbound traffic is
+	// never captured. Default none.
+	ExcludeInboundInterfaces InterfaceList
+	// IncludeOutboundPorts are the destination ports captured outbound.
+	// Default "*".
+	IncludeOutboundPorts PortList
 	// ExcludeOutboundPorts are destination ports that bypass the proxy.
 	ExcludeOutboundPorts PortList
 	// IncludeOutboundCIDRs are the destinations captured. Default "*".
 	IncludeOutboundCIDRs CIDRList
 	// ExcludeOutboundCIDRs are destinations that bypass the proxy.
 	ExcludeOutboundCIDRs CIDRList
+	// ExcludeOutboundUIDs and ExcludeOutboundGIDs are processes (by UID, or
+	// by primary GID) whose outbound traffic, DNS included, bypasses the
+	// proxy. Default none.
+	ExcludeOutboundUIDs IDList
+	ExcludeOutboundGIDs IDList
+	// CaptureDNS says which DNS (UDP and TCP to port 53) goes to
+	// DNSProxyPort. Default off.
+	CaptureDNS DNSCapture
+	// DNSProxyPort receives captured DNS, UDP and TCP. Default 15053.
+	DNSProxyPort uint16
 	// IPv6 says whether to program ip6tables. Default auto.
 	IPv6 IPv6Mode
 	// IptablesMode selects the backend. Default auto.
@@ -66,7 +96,10 @@ func Defaults() Config {
 		ProxyGID:             1337,
 		IncludeInboundPorts:  AllPorts,
 		IgnoredInboundPorts:  Ports(15020, 15021, 15090),
+		IncludeOutboundPorts: AllPorts,
 		IncludeOutboundCIDRs: AllCIDRs,
+		CaptureDNS:           DNSCaptureOff,
+		DNSProxyPort:         15053,
 		IPv6:                 IPv6Auto,
 		IptablesMode:         IptablesAuto,
 	}
@@ -89,6 +122,12 @@ func (c Config) Validate() error {
 	if c.InboundProxyPort != 0 && c.InboundProxyPort == c.OutboundProxyPort {
 		bad(keyInboundProxyPort, fmt.Sprint(c.InboundProxyPort), "must differ from the outbound proxy port")
 	}
+	if c.DNSProxyPort == 0 {
+		invalid(keyDNSProxyPort, "0", errNotPort)
+	}
+	if c.CaptureDNS != DNSCaptureOff && c.DNSProxyPort != 0 && (c.DNSProxyPort == c.OutboundProxyPort || c.DNSProxyPort == c.InboundProxyPort) {
+		bad(keyDNSProxyPort, fmt.Sprint(c.DNSProxyPort), "must differ from the inbound and outbound proxy ports while capture-dns is %s: captured TCP DNS would reach the TCP proxy's listener", c.CaptureDNS)
+	}
 	for _, l := range []struct {
 		key  string
 		list PortList
@@ -104,6 +143,10 @@ func (c Config) Validate() error {
 	if r, ok := c.IncludeInboundPorts.firstOverlap(c.ExcludeInboundPorts); ok {
 		bad(keyExcludeInboundPorts, c.ExcludeInboundPorts.String(),
 			"entry %s overlaps include-inbound-ports; a port is either included or excluded", r)
+	}
+	if r, ok := c.IncludeOutboundPorts.firstOverlap(c.ExcludeOutboundPorts); ok {
+		bad(keyExcludeOutboundPorts, c.ExcludeOutboundPorts.String(),
+			"entry %s overlaps include-outbound-ports; a port is either included or excluded", r)
 	}
 	if c.ExcludeOutboundCIDRs.All {
 		bad(keyExcludeOutboundCIDRs, "*", "\"*\" is not allowed; to capture no outbound traffic set include-outbound-cidrs to an empty list")

@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// conflict is a rule of another owner that would take TCP traffic meshinit
-// must redirect before meshinit's own rules see it.
+// conflict is a rule of another owner that would take traffic meshinit must
+// redirect before meshinit's own rules see it.
 type conflict struct {
 	backend backend
 	rule    tableRule
@@ -19,7 +19,9 @@ func (c conflict) String() string {
 }
 
 // findConflicts returns the rules of other owners in one backend's tables
-// (st, read from b) that are in meshinit's way. It is pure.
+// (st, read from b) that are in meshinit's way. It is pure. meshinit's own
+// rules (in its chains, or jumping to them, in nat and raw: a re-run) are
+// not in st.others, so never in the way.
 //
 // meshinit appends its jumps to nat PREROUTING and OUTPUT, so every rule of
 // another owner there comes first; and both backends' nat chains see every
@@ -30,10 +32,18 @@ func (c conflict) String() string {
 // go on (LOG, NFLOG, MARK, ...) are not in the way. In raw, a NOTRACK or
 // CT --notrack rule that may match TCP is in the way: untracked packets skip
 // the nat table altogether.
-func findConflicts(b backend, st tableState) []conflict {
+//
+// With DNS captured (dns), outbound UDP is meshinit's too: a rule in nat
+// OUTPUT that may match UDP is judged as one that may match TCP, and in raw
+// (outside PREROUTING, where only answers pass) so is any CT rule that may
+// match UDP: the first CT rule a packet meets sets its conntrack zone, and
+// meshinit's zones keep the app's DNS apart from the proxy's (see
+// dnsCapture). The check goes by protocol, not port: a UDP rule for another
+// port is refused too, which is safe and, in a pod, rare.
+func findConflicts(b backend, st tableState, dns bool) []conflict {
 	var out []conflict
 	for _, r := range st.others {
-		if why := inTheWay(r, st.userChains); why != "" {
+		if why := inTheWay(r, st.userChains, dns); why != "" {
 			out = append(out, conflict{b, r, why})
 		}
 	}
@@ -43,18 +53,23 @@ func findConflicts(b backend, st tableState) []conflict {
 // nonTerminating are targets that let a packet go on to the next rule.
 var nonTerminating = []string{"LOG", "NFLOG", "ULOG", "TRACE", "AUDIT", "MARK", "CONNMARK", "SECMARK", "CONNSECMARK"}
 
-// inTheWay says why rule r keeps TCP traffic from meshinit's rules, or ""
-// when it does not. userChains are nat's chains that are not built in.
-func inTheWay(r tableRule, userChains []string) string {
+// inTheWay says why rule r keeps traffic from meshinit's rules, or "" when
+// it does not. userChains are nat's chains that are not built in; dns says
+// whether outbound UDP is captured too.
+func inTheWay(r tableRule, userChains []string, dns bool) string {
 	args := saveArgs(r.line)
-	if !mayMatchTCP(args) {
+	chain, _, _ := strings.Cut(strings.TrimPrefix(r.line, "-A "), " ")
+	udp := dns && mayMatch(args, "udp", "17") && !(r.table == TableNat && chain != "OUTPUT") && !(r.table == TableRaw && chain == "PREROUTING")
+	if !mayMatch(args, "tcp", "6") && !udp {
 		return ""
 	}
 	flag, target, targetArgs := targetOf(args)
 	switch {
-	case r.table == "raw" && (target == "NOTRACK" || target == "CT" && slices.Contains(targetArgs, "--notrack")):
+	case r.table == TableRaw && (target == "NOTRACK" || target == "CT" && slices.Contains(targetArgs, "--notrack")):
 		return "untracked packets skip NAT, so meshinit's redirect never sees them"
-	case r.table != "nat", target == "", slices.Contains(nonTerminating, target):
+	case r.table == TableRaw && target == "CT" && udp:
+		return "sets the conntrack zone of DNS packets before meshinit's rules, whose zones keep the app's DNS apart from the proxy's"
+	case r.table != TableNat, target == "", slices.Contains(nonTerminating, target):
 		return ""
 	case flag == "-g":
 		return "goes to chain " + target + " before meshinit's jump"
@@ -66,16 +81,17 @@ func inTheWay(r tableRule, userChains []string) string {
 	return target + " takes the connection before meshinit's jump"
 }
 
-// mayMatchTCP reports whether a rule's protocol match lets TCP through:
-// no -p, -p tcp (or 6, or all), or a negated protocol other than TCP.
-func mayMatchTCP(args []string) bool {
+// mayMatch reports whether a rule's protocol match lets a protocol (by
+// name and number) through: no -p, -p of it (or all), or a negated
+// protocol other than it.
+func mayMatch(args []string, name, number string) bool {
 	for i := 0; i+1 < len(args); i++ {
 		if args[i] != "-p" {
 			continue
 		}
-		tcp := slices.Contains([]string{"tcp", "6", "all", "0"}, strings.ToLower(args[i+1]))
+		it := slices.Contains([]string{name, number, "all", "0"}, strings.ToLower(args[i+1]))
 		negated := i > 0 && args[i-1] == "!"
-		return tcp != negated
+		return it != negated
 	}
 	return true
 }
@@ -142,7 +158,7 @@ func conflictError(cs []conflict) error {
 	if len(cs) > maxConflictsShown {
 		more = fmt.Sprintf("; and %d more", len(cs)-maxConflictsShown)
 	}
-	return fmt.Errorf("not applying: %d rule(s) of another owner would take the TCP traffic meshinit must redirect, so the proxy would not get it: %s%s; "+
+	return fmt.Errorf("not applying: %d rule(s) of another owner would take the TCP traffic (or the DNS) meshinit must redirect, so the proxy would not get it: %s%s; "+
 		"a pod can have only one traffic redirect: remove whatever adds these rules (another mesh's init container or CNI plugin, or an init container of the pod), "+
 		"or opt the pod out of meshinit; nothing was changed",
 		len(cs), strings.Join(shown, "; "), more)

@@ -96,11 +96,72 @@ COMMIT
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, c := range findConflicts(backend{IptablesNFT, IPv4}, parseSave(tc.save)) {
+			for _, c := range findConflicts(backend{IptablesNFT, IPv4}, parseSave(tc.save), false) {
 				got = append(got, c.why)
 			}
 			if !slices.Equal(got, tc.wants) {
 				t.Errorf("conflicts:\n got %q\nwant %q", got, tc.wants)
+			}
+		})
+	}
+}
+
+// TestFindConflictsDNS: with DNS captured, meshinit's own raw rules (its
+// conntrack zones, a re-run) are its own, and UDP rules of others in nat
+// OUTPUT and CT rules in raw that may match UDP are in the way; without
+// DNS capture, none of them is.
+func TestFindConflictsDNS(t *testing.T) {
+	c, err := ParseArgs([]string{"--capture-dns=all", "--ipv6=off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := restoreScript(tableState{}, NewPlan(c).IPv4)
+	for _, tc := range []struct {
+		name       string
+		save       string
+		dns, nodns []string // the "why" of each conflict, with and without DNS capture
+	}{
+		{"meshinit's own nat and raw rules (a re-run)", own, nil, nil},
+		{"UDP rules of others in nat OUTPUT", `*nat
+:OUTPUT ACCEPT [0:0]
+:PREROUTING ACCEPT [0:0]
+:OTHER_DNS - [0:0]
+-A OUTPUT -p udp -m udp --dport 53 -j OTHER_DNS
+-A OUTPUT ! -p tcp -j RETURN
+-A OUTPUT -p icmp -j RETURN
+-A PREROUTING -p udp -j REDIRECT --to-ports 1
+COMMIT
+`, []string{"jumps to chain OTHER_DNS before meshinit's jump", "RETURN ends the chain before meshinit's jump"}, nil},
+		{"CT rules of others in raw", `*raw
+:PREROUTING ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+:OTHER_ZONES - [0:0]
+-A OUTPUT -p udp -m udp --dport 53 -j CT --zone 7
+-A OUTPUT -p tcp -j CT --zone 8
+-A OTHER_ZONES -j CT --helper tftp
+-A PREROUTING -p udp -m udp --sport 53 -j CT --zone 7
+-A OUTPUT -p udp -j NOTRACK
+-A OUTPUT -p udp -j TRACE
+COMMIT
+`, []string{
+			"sets the conntrack zone of DNS packets before meshinit's rules, whose zones keep the app's DNS apart from the proxy's",
+			"sets the conntrack zone of DNS packets before meshinit's rules, whose zones keep the app's DNS apart from the proxy's",
+			"untracked packets skip NAT, so meshinit's redirect never sees them",
+		}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, dns := range []bool{true, false} {
+				var got []string
+				for _, c := range findConflicts(backend{IptablesNFT, IPv4}, parseSave(tc.save), dns) {
+					got = append(got, c.why)
+				}
+				want := tc.nodns
+				if dns {
+					want = tc.dns
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("dns=%v: conflicts:\n got %q\nwant %q", dns, got, want)
+				}
 			}
 		})
 	}

@@ -150,13 +150,27 @@ func chartHelpers() []string {
 		}
 	}
 	out = append(out, strings.Join(ordered, "\n"), "{{- end -}}", "",
+		"{{- /*",
+		"meshinit.redirect.podSettings: the settings pods set by annotation",
+		"(traffic.meshinit.io/<key>), one a line as \"<key> <kind>\" (kind: port, id,",
+		"enum, ports, cidrs, ids or names). The policy checks their values against",
+		"the RedirectPolicy instead of comparing them with the chart's.",
+		"*/ -}}",
+		`{{- define "meshinit.redirect.podSettings" -}}`)
+	var pod []string
+	for _, s := range settings {
+		if s.annotation != "" {
+			pod = append(pod, s.key+" "+kindNames[s.kind])
+		}
+	}
+	out = append(out, strings.Join(pod, "\n"), "{{- end -}}", "",
 		"{{- /* meshinit.redirect.maxListBytes, maxListEntries: the list limits (MaxListBytes, MaxListEntries). */ -}}",
 		`{{- define "meshinit.redirect.maxListBytes" -}}`+strconv.Itoa(MaxListBytes)+"{{- end -}}",
 		`{{- define "meshinit.redirect.maxListEntries" -}}`+strconv.Itoa(MaxListEntries)+"{{- end -}}", "",
 		"{{- /*",
 		"meshinit.redirect.table: the settings table, as JSON, in its order: each",
 		"setting's key, the pod annotation that sets it (\"\" when pods cannot), its",
-		"kind (port, id, ports, cidrs, enum) and an enum's values. The",
+		"kind (port, id, ports, cidrs, ids, names, enum) and an enum's values. The",
 		"MutatingAdmissionPolicy reads and renders each setting by its kind",
 		"(_inject.tpl), so a new setting of a known kind needs nothing more.",
 		"*/ -}}",
@@ -185,9 +199,6 @@ func chartHelpers() []string {
 	return append(out, "{{- end -}}")
 }
 
-// kindNames are the kinds as the chart's settings table names them.
-var kindNames = map[kind]string{kindPort: "port", kindID: "id", kindPorts: "ports", kindCIDRs: "cidrs", kindEnum: "enum"}
-
 // TestKindsNamed: every kind has a name in the chart's table.
 func TestKindsNamed(t *testing.T) {
 	for _, s := range settings {
@@ -196,6 +207,9 @@ func TestKindsNamed(t *testing.T) {
 		}
 	}
 }
+
+// kindNames are the kinds as the chart's helpers and settings table name them.
+var kindNames = map[kind]string{kindPort: "port", kindID: "id", kindEnum: "enum", kindPorts: "ports", kindCIDRs: "cidrs", kindIDs: "ids", kindInterfaces: "names"}
 
 // schemaRedirectKeys rewrites the properties of webhook.inject.redirect in
 // values.schema.json, the first "properties" object after the "redirect"
@@ -247,6 +261,10 @@ func schemaProperties(indent string) ([]string, error) {
 			schema = `{"$ref": "#/definitions/redirectValue"}`
 		case s.kind == kindPorts:
 			schema = `{"$ref": "#/definitions/redirectPortList"}`
+		case s.kind == kindIDs:
+			schema = `{"$ref": "#/definitions/redirectIDList"}`
+		case s.kind == kindInterfaces:
+			schema = `{"$ref": "#/definitions/redirectInterfaceList"}`
 		default:
 			return nil, fmt.Errorf("setting %s: no schema for a CIDR list pods cannot set; write a definition of the form CIDRList.String renders", s.key)
 		}

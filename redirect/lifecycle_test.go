@@ -17,15 +17,21 @@ func TestApplyTwiceIsANoOp(t *testing.T) {
 	for _, mode := range backends {
 		t.Run(mode, func(t *testing.T) {
 			p := newPod(t, mode)
-			p.mustApply("--ipv6=on", "--exclude-inbound-ports=22")
-			first4, first6 := p.save(false, "nat"), p.save(true, "nat")
-			// An init container restarted after container GC runs apply again.
-			p.mustApply("--ipv6=on", "--exclude-inbound-ports=22")
-			if got := p.save(false, "nat"); got != first4 {
-				t.Errorf("second apply changed the IPv4 nat table:\n%s\nwas:\n%s", got, first4)
+			args := []string{"--ipv6=on", "--exclude-inbound-ports=22", "--capture-dns=all", "--exclude-outbound-uids=2000"}
+			p.mustApply(args...)
+			var first [2]string
+			for i, v6 := range []bool{false, true} {
+				first[i] = p.save(v6, "")
+				if !strings.Contains(first[i], ":MESHINIT_DNS_OUTPUT") {
+					t.Fatalf("no DNS conntrack zones in raw (ipv6=%v):\n%s", v6, first[i])
+				}
 			}
-			if got := p.save(true, "nat"); got != first6 {
-				t.Errorf("second apply changed the IPv6 nat table:\n%s\nwas:\n%s", got, first6)
+			// An init container restarted after container GC runs apply again.
+			p.mustApply(args...)
+			for i, v6 := range []bool{false, true} {
+				if got := p.save(v6, ""); got != first[i] {
+					t.Errorf("second apply changed the tables (ipv6=%v):\n%s\nwas:\n%s", v6, got, first[i])
+				}
 			}
 		})
 	}
@@ -36,13 +42,16 @@ func TestApplyDifferentConfigReplaces(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			p := newPod(t, mode)
 			p.startServers(8081)
-			p.mustApply("--ipv6=off", "--exclude-inbound-ports=8081")
+			p.mustApply("--ipv6=off", "--exclude-inbound-ports=8081", "--capture-dns=all")
 			expect(t, "before: excluded port", p.ask(p.peerNS, 0, 0, hostPort(p.podIP, 8081)), "app-8081")
 			p.mustApply("--ipv6=off", "--include-outbound-cidrs=")
 			expect(t, "after: port no longer excluded", p.ask(p.peerNS, 0, 0, hostPort(p.podIP, 8081)), "proxy-inbound orig="+hostPort(p.podIP, 8081))
 			nat := p.save(false, "nat")
-			if strings.Contains(nat, "8081") || strings.Contains(nat, "MESHINIT_OUTPUT") {
+			if strings.Contains(nat, "8081") || strings.Contains(nat, "MESHINIT_OUTPUT") || strings.Contains(nat, "MESHINIT_DNS") {
 				t.Errorf("old rules left behind after a new config:\n%s", nat)
+			}
+			if raw := p.save(false, "raw"); strings.Contains(raw, "MESHINIT") {
+				t.Errorf("old DNS conntrack zones left behind after a config without DNS capture:\n%s", raw)
 			}
 			if n := strings.Count(nat, "-j MESHINIT_INBOUND"); n != 1 {
 				t.Errorf("%d jumps into MESHINIT_INBOUND, want 1:\n%s", n, nat)
@@ -58,13 +67,16 @@ func TestCleanupLeavesOthersAlone(t *testing.T) {
 			p.iptables(false, "-t", "nat", "-N", "FOREIGN")
 			p.iptables(false, "-t", "nat", "-A", "FOREIGN", "-p", "tcp", "--dport", "7", "-j", "RETURN")
 			p.iptables(false, "-t", "nat", "-A", "PREROUTING", "-p", "udp", "-j", "FOREIGN")
-			p.iptables(false, "-t", "nat", "-A", "OUTPUT", "-p", "udp", "-d", "192.0.2.1", "-j", "RETURN")
+			p.iptables(false, "-t", "nat", "-A", "OUTPUT", "-p", "icmp", "-d", "192.0.2.1", "-j", "RETURN")
 			p.iptables(false, "-t", "nat", "-A", "POSTROUTING", "-d", "192.0.2.1", "-j", "RETURN")
 			p.iptables(false, "-t", "filter", "-A", "INPUT", "-p", "tcp", "--dport", "9", "-j", "DROP")
+			p.iptables(false, "-t", "raw", "-N", "FOREIGN_RAW")
+			p.iptables(false, "-t", "raw", "-A", "FOREIGN_RAW", "-p", "tcp", "--dport", "7", "-j", "CT", "--zone", "9")
+			p.iptables(false, "-t", "raw", "-A", "OUTPUT", "-p", "tcp", "-j", "FOREIGN_RAW")
 			before := p.save(false, "")
-			p.mustApply("--ipv6=on")
-			if nat := p.save(false, "nat"); !strings.Contains(nat, "MESHINIT_") {
-				t.Fatalf("apply wrote no meshinit rules:\n%s", nat)
+			p.mustApply("--ipv6=on", "--capture-dns=all")
+			if all := p.save(false, ""); !strings.Contains(all, ":MESHINIT_OUTPUT") || !strings.Contains(all, ":MESHINIT_DNS_OUTPUT") {
+				t.Fatalf("apply wrote no meshinit rules in nat and raw:\n%s", all)
 			}
 			if out, err := p.redirector(nil, "cleanup"); err != nil {
 				t.Fatalf("cleanup: %v\n%s", err, out)
@@ -72,8 +84,8 @@ func TestCleanupLeavesOthersAlone(t *testing.T) {
 			if after := p.save(false, ""); after != before {
 				t.Errorf("cleanup did not restore the tables exactly:\n%s\nbefore apply:\n%s", after, before)
 			}
-			if nat6 := p.save(true, "nat"); strings.Contains(nat6, "MESHINIT") {
-				t.Errorf("cleanup left IPv6 rules:\n%s", nat6)
+			if all6 := p.save(true, ""); strings.Contains(all6, "MESHINIT") {
+				t.Errorf("cleanup left IPv6 rules:\n%s", all6)
 			}
 		})
 	}
@@ -94,18 +106,14 @@ func TestFailureLeavesNoPartialRuleset(t *testing.T) {
 		t.Run(mode+"/ipv6 restore fails after ipv4 succeeded", func(t *testing.T) {
 			p := newPod(t, mode)
 			path := fakeTool(t, "ip6tables-"+mode+"-restore", "cat >/dev/null; echo 'injected failure' >&2; exit 1\n")
-			out, err := p.redirector([]string{path}, "apply", "--iptables-mode="+mode, "--ipv6=on")
+			out, err := p.redirector([]string{path}, "apply", "--iptables-mode="+mode, "--ipv6=on", "--capture-dns=all")
 			if err == nil {
 				t.Fatalf("apply succeeded despite the injected failure:\n%s", out)
 			}
 			if !strings.Contains(out, "injected failure") || !strings.Contains(out, "rolled back") {
 				t.Errorf("output does not report the failure and the rollback:\n%s", out)
 			}
-			for _, v6 := range []bool{false, true} {
-				if nat := p.save(v6, "nat"); strings.Contains(nat, "MESHINIT") {
-					t.Errorf("meshinit rules left after a failed apply (ipv6=%v):\n%s", v6, nat)
-				}
-			}
+			p.noMeshinitRules(t)
 		})
 		t.Run(mode+"/a rule fails mid-restore", func(t *testing.T) {
 			p := newPod(t, mode)

@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 	if ids := os.Getenv(asContainerEnv); ids != "" {
 		execAsContainer(ids, os.Args[1:])
 	}
+	if spec := os.Getenv(clientEnv); spec != "" {
+		os.Exit(clientMain(spec))
+	}
 	os.Exit(func() int {
 		if os.Geteuid() == 0 {
 			dir, err := os.MkdirTemp("", "redirector")

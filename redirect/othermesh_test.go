@@ -19,8 +19,8 @@ func (p *pod) otherMesh(mode string, ipv6 bool) string {
 	return "-A OUTPUT -p tcp -j OTHER_MESH_OUTPUT"
 }
 
-// noMeshinitRules fails t if any backend's nat table of either family holds
-// a meshinit chain or rule.
+// noMeshinitRules fails t if any table of any backend of either family
+// holds a meshinit chain or rule.
 func (p *pod) noMeshinitRules(t *testing.T) {
 	t.Helper()
 	saved := p.mode
@@ -28,8 +28,8 @@ func (p *pod) noMeshinitRules(t *testing.T) {
 	for _, mode := range backends {
 		p.mode = mode
 		for _, v6 := range []bool{false, true} {
-			if nat := p.save(v6, "nat"); strings.Contains(nat, "MESHINIT") {
-				t.Errorf("meshinit rules in %s (ipv6=%v):\n%s", mode, v6, nat)
+			if all := p.save(v6, ""); strings.Contains(all, "MESHINIT") {
+				t.Errorf("meshinit rules in %s (ipv6=%v):\n%s", mode, v6, all)
 			}
 		}
 	}
@@ -110,6 +110,28 @@ func TestNotrackTakesTrafficAroundNAT(t *testing.T) {
 			if want := mode + ` IPv4 raw table \"-A OUTPUT -p tcp -j CT --notrack\" (untracked packets skip NAT`; !strings.Contains(out, want) {
 				t.Errorf("output lacks %q:\n%s", want, out)
 			}
+		})
+	}
+}
+
+// TestDNSZonesOfAnotherOwner: with DNS capture on, a raw CT rule of another
+// owner that may match UDP would set the conntrack zone of DNS packets
+// before meshinit's zones: apply refuses, naming it, and changes nothing.
+// Without DNS capture the same rule is not in the way.
+func TestDNSZonesOfAnotherOwner(t *testing.T) {
+	for _, mode := range backends {
+		t.Run(mode, func(t *testing.T) {
+			p := newPod(t, mode)
+			p.iptables(false, "-t", "raw", "-A", "OUTPUT", "-p", "udp", "--dport", "53", "-j", "CT", "--zone", "7")
+			out, err := p.redirector(nil, "apply", "--iptables-mode="+mode, "--ipv6=off", "--capture-dns=all")
+			if err == nil {
+				t.Fatalf("apply with DNS capture succeeded over another owner's zones:\n%s", out)
+			}
+			if want := mode + ` IPv4 raw table \"-A OUTPUT -p udp -m udp --dport 53 -j CT --zone 7\" (sets the conntrack zone of DNS packets`; !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+			p.noMeshinitRules(t)
+			p.mustApply("--ipv6=off")
 		})
 	}
 }

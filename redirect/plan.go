@@ -11,11 +11,26 @@ import (
 // re-runs find meshinit's state by it and by nothing else.
 const ChainPrefix = "MESHINIT_"
 
-// The chains meshinit creates in the nat table.
+// The chains meshinit creates: in the nat table the redirects, in the raw
+// table the conntrack zones that DNS capture needs (see dnsRules).
 const (
 	ChainInbound  = ChainPrefix + "INBOUND"
 	ChainOutbound = ChainPrefix + "OUTPUT"
+	ChainDNS      = ChainPrefix + "DNS"
+	// ChainDNSZonesOut and ChainDNSZonesIn are in the raw table, jumped to
+	// from its OUTPUT and PREROUTING chains.
+	ChainDNSZonesOut = ChainPrefix + "DNS_OUTPUT"
+	ChainDNSZonesIn  = ChainPrefix + "DNS_PREROUTING"
 )
+
+// The tables meshinit writes rules in, in the order restore input and plans
+// list them. Cleanup and re-runs look for meshinit's chains in each.
+const (
+	TableNat = "nat"
+	TableRaw = "raw"
+)
+
+var ownTables = []string{TableNat, TableRaw}
 
 // commentPrefix starts every rule's comment, so a person reading
 // iptables-save can tell meshinit's rules and why each exists.
@@ -53,149 +68,89 @@ func (r Rule) Spec() []string {
 	return append(spec, r.Target...)
 }
 
-// Ruleset is meshinit's part of one family's nat table.
-type Ruleset struct {
-	Family Family
+// Table is meshinit's part of one table of one family.
+type Table struct {
+	// Name is the table: TableNat or TableRaw.
+	Name string
 	// Chains are the meshinit chains, in the order they are declared.
 	Chains []string
-	// Rules in order; rules in PREROUTING and OUTPUT are the entry jumps.
+	// Rules in order; rules in built-in chains are the entry jumps.
 	Rules []Rule
+}
+
+// Ruleset is meshinit's part of one family's tables: nat, and raw when DNS
+// is captured. A table without rules is left out.
+type Ruleset struct {
+	Family Family
+	Tables []Table
+}
+
+// Table returns the ruleset's part of the table named, empty when it has none.
+func (rs Ruleset) Table(name string) Table {
+	for _, t := range rs.Tables {
+		if t.Name == name {
+			return t
+		}
+	}
+	return Table{Name: name}
+}
+
+// add appends chain, the jumps into it and its rules to t, unless there
+// are no rules: an empty chain is not created.
+func (t *Table) add(chain string, jumps []Rule, rules []Rule) {
+	if len(rules) == 0 {
+		return
+	}
+	t.Chains = append(t.Chains, chain)
+	t.Rules = append(append(t.Rules, jumps...), rules...)
 }
 
 // Plan is the rules for both families. IPv6 is nil when IPv6 is off; when
 // IPv6 is auto, Apply decides at run time whether to use it.
 type Plan struct {
 	Config Config
-	IPv4   Ruleset
-	IPv6   *Ruleset
+	// Nameservers are the pod's DNS servers the plan captures DNS to under
+	// capture-dns=nameservers (ReadPlan reads them from resolv.conf); nil
+	// otherwise.
+	Nameservers []netip.Addr
+	IPv4        Ruleset
+	IPv6        *Ruleset
 }
 
 // NewPlan decides the rules for a Config. It is pure: it runs nothing and
-// reads nothing. c must be valid.
-func NewPlan(c Config) Plan {
-	p := Plan{Config: c, IPv4: newRuleset(c, IPv4)}
+// reads nothing. c must be valid. nameservers are the pod's DNS servers,
+// used only under capture-dns=nameservers (see ReadPlan).
+func NewPlan(c Config, nameservers ...netip.Addr) Plan {
+	p := Plan{Config: c}
+	if c.CaptureDNS == DNSCaptureNameservers {
+		p.Nameservers = nameservers
+	}
+	p.IPv4 = newRuleset(c, IPv4, p.Nameservers)
 	if c.IPv6 != IPv6Off {
-		v6 := newRuleset(c, IPv6)
+		v6 := newRuleset(c, IPv6, p.Nameservers)
 		p.IPv6 = &v6
 	}
 	return p
 }
 
-func newRuleset(c Config, f Family) Ruleset {
-	var rs Ruleset
-	rs.Family = f
-	if in := inboundRules(c); len(in) > 0 {
-		rs.Chains = append(rs.Chains, ChainInbound)
-		rs.Rules = append(rs.Rules, Rule{Chain: "PREROUTING", Match: tcp(), Target: jump(ChainInbound), Comment: "inbound TCP to the inbound chain"})
-		rs.Rules = append(rs.Rules, in...)
-	}
-	if out := outboundRules(c, f); len(out) > 0 {
-		rs.Chains = append(rs.Chains, ChainOutbound)
-		rs.Rules = append(rs.Rules, Rule{Chain: "OUTPUT", Match: tcp(), Target: jump(ChainOutbound), Comment: "outbound TCP to the outbound chain"})
-		rs.Rules = append(rs.Rules, out...)
+func newRuleset(c Config, f Family, nameservers []netip.Addr) Ruleset {
+	nat := Table{Name: TableNat}
+	nat.add(ChainInbound, []Rule{{Chain: "PREROUTING", Match: tcp(), Target: jump(ChainInbound), Comment: "inbound TCP to the inbound chain"}},
+		inboundRules(c))
+	d := newDNSCapture(c, f, nameservers)
+	nat.add(ChainDNS, d.natJumps(), d.natRules())
+	nat.add(ChainOutbound, []Rule{{Chain: "OUTPUT", Match: tcp(), Target: jump(ChainOutbound), Comment: "outbound TCP to the outbound chain"}},
+		outboundRules(c, f))
+	raw := Table{Name: TableRaw}
+	raw.add(ChainDNSZonesOut, d.rawOutputJumps(), d.zonesOut())
+	raw.add(ChainDNSZonesIn, d.rawPreroutingJumps(), d.zonesIn())
+	rs := Ruleset{Family: f}
+	for _, t := range []Table{nat, raw} {
+		if len(t.Rules) > 0 {
+			rs.Tables = append(rs.Tables, t)
+		}
 	}
 	return rs
-}
-
-func inboundRules(c Config) []Rule {
-	if c.IncludeInboundPorts.IsEmpty() {
-		return nil
-	}
-	var rules []Rule
-	leave := func(r PortRange, why string) {
-		rules = append(rules, Rule{Chain: ChainInbound, Match: tcpPorts(r), Target: ret(), Comment: why + " " + r.String()})
-	}
-	for _, p := range []uint16{c.InboundProxyPort, c.OutboundProxyPort} {
-		leave(PortRange{p, p}, "proxy port")
-	}
-	for _, r := range c.IgnoredInboundPorts.Ranges {
-		leave(r, "proxy-owned port")
-	}
-	for _, r := range c.ExcludeInboundPorts.Ranges {
-		leave(r, "excluded inbound port")
-	}
-	toProxy := redirectTo(c.InboundProxyPort)
-	if c.IncludeInboundPorts.All {
-		return append(rules, Rule{Chain: ChainInbound, Match: tcp(), Target: toProxy, Comment: "inbound to the proxy"})
-	}
-	for _, r := range c.IncludeInboundPorts.Ranges {
-		rules = append(rules, Rule{Chain: ChainInbound, Match: tcpPorts(r), Target: toProxy, Comment: "included inbound port " + r.String()})
-	}
-	return rules
-}
-
-func outboundRules(c Config, f Family) []Rule {
-	include := c.IncludeOutboundCIDRs.family(f == IPv6)
-	if !c.IncludeOutboundCIDRs.All && len(include) == 0 {
-		return nil
-	}
-	uid := strconv.FormatUint(uint64(c.ProxyUID), 10)
-	gid := strconv.FormatUint(uint64(c.ProxyGID), 10)
-	var rules []Rule
-	if !c.IncludeInboundPorts.IsEmpty() {
-		// The proxy calling its own pod IP (an app calling itself through a
-		// Service) must pass the inbound proxy too, as istio-init does; the
-		// inbound chain applies the same port exclusions as for any peer.
-		rules = append(rules, Rule{Chain: ChainOutbound,
-			Match:   []string{"!", "-d", loopback(f).String(), "-o", "lo", "-m", "owner", "--uid-owner", uid},
-			Target:  jump(ChainInbound),
-			Comment: "proxy calling its own pod IP goes through inbound"})
-	}
-	rules = append(rules, []Rule{
-		{Chain: ChainOutbound, Match: []string{"-m", "owner", "--uid-owner", uid}, Target: ret(), Comment: "proxy traffic (uid " + uid + ")"},
-		{Chain: ChainOutbound, Match: []string{"-m", "owner", "--gid-owner", gid}, Target: ret(), Comment: "proxy traffic (gid " + gid + ")"},
-		{Chain: ChainOutbound, Match: []string{"-o", "lo"}, Target: ret(), Comment: "loopback"},
-	}...)
-	for _, r := range c.ExcludeOutboundPorts.Ranges {
-		rules = append(rules, Rule{Chain: ChainOutbound, Match: tcpPorts(r), Target: ret(), Comment: "excluded outbound port " + r.String()})
-	}
-	for _, p := range c.ExcludeOutboundCIDRs.family(f == IPv6) {
-		rules = append(rules, Rule{Chain: ChainOutbound, Match: dst(p), Target: ret(), Comment: "excluded outbound CIDR " + p.String()})
-	}
-	toProxy := redirectTo(c.OutboundProxyPort)
-	if c.IncludeOutboundCIDRs.All {
-		return append(rules, Rule{Chain: ChainOutbound, Match: tcp(), Target: toProxy, Comment: "outbound to the proxy"})
-	}
-	for _, p := range include {
-		rules = append(rules, Rule{Chain: ChainOutbound, Match: append(dst(p), tcp()...), Target: toProxy, Comment: "included outbound CIDR " + p.String()})
-	}
-	return rules
-}
-
-func loopback(f Family) netip.Prefix {
-	if f == IPv6 {
-		return netip.MustParsePrefix("::1/128")
-	}
-	return netip.MustParsePrefix("127.0.0.1/32")
-}
-
-func tcp() []string { return []string{"-p", "tcp"} }
-
-func tcpPorts(r PortRange) []string {
-	return []string{"-p", "tcp", "-m", "tcp", "--dport", r.iptablesSpec()}
-}
-
-func dst(p netip.Prefix) []string { return []string{"-d", p.String()} }
-
-func jump(chain string) []string { return []string{"-j", chain} }
-
-func ret() []string { return []string{"-j", "RETURN"} }
-
-func redirectTo(port uint16) []string {
-	return []string{"-j", "REDIRECT", "--to-ports", strconv.Itoa(int(port))}
-}
-
-// String renders the ruleset as the iptables-save lines it produces.
-func (rs Ruleset) String() string {
-	var b strings.Builder
-	for _, c := range rs.Chains {
-		fmt.Fprintf(&b, ":%s - [0:0]\n", c)
-	}
-	for _, r := range rs.Rules {
-		b.WriteString(ruleLine("-A", r.Chain, r.Spec()))
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
 
 // ruleLine renders one restore/save line, quoting arguments that need it.
@@ -215,6 +170,17 @@ func ruleLine(op, chain string, spec []string) string {
 func (p Plan) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# meshinit redirect plan, config %s\n# %s\n", p.Config.Fingerprint(), strings.Join(p.Config.Args(), " "))
+	if p.Config.CaptureDNS == DNSCaptureNameservers {
+		servers := "none"
+		if len(p.Nameservers) > 0 {
+			var list []string
+			for _, a := range p.Nameservers {
+				list = append(list, a.String())
+			}
+			servers = strings.Join(list, ", ")
+		}
+		fmt.Fprintf(&b, "# the pod's nameservers, whose DNS is captured: %s\n", servers)
+	}
 	for _, rs := range p.rulesets() {
 		note := ""
 		if rs.Family == IPv6 && p.Config.IPv6 == IPv6Auto {

@@ -9,10 +9,7 @@ import (
 
 // planCases are the configurations whose rules are pinned by golden files in
 // testdata/plan. Each is given as redirector flags, the form users see.
-var planCases = []struct {
-	name string
-	args []string
-}{
+var planCases = []planCase{
 	{"defaults", nil},
 	{"all-inbound-ipv4-only", []string{"--ipv6=off"}},
 	{"listed-inbound", []string{"--include-inbound-ports=80,443,8000-8100"}},
@@ -28,16 +25,48 @@ var planCases = []struct {
 	{"no-ignored-ports", []string{"--ignored-inbound-ports="}},
 	{"everything", []string{"--include-inbound-ports=80,8080", "--exclude-inbound-ports=81", "--exclude-outbound-ports=25",
 		"--include-outbound-cidrs=10.0.0.0/8", "--exclude-outbound-cidrs=10.0.0.1", "--iptables-mode=legacy", "--ipv6=off"}},
+	{"dns-all", []string{"--capture-dns=all"}},
+	{"dns-nameservers", []string{"--capture-dns=nameservers"}},
+	{"dns-nameservers-ipv4-only", []string{"--capture-dns=nameservers", "--ipv6=off"}},
+	{"dns-only", []string{"--capture-dns=all", "--include-inbound-ports=", "--include-outbound-cidrs=", "--ipv6=off"}},
+	{"dns-custom-proxy", []string{"--capture-dns=all", "--dns-proxy-port=5353", "--proxy-uid=2102", "--proxy-gid=2103",
+		"--outbound-proxy-port=4140", "--inbound-proxy-port=4143", "--ipv6=off"}},
+	{"exclude-outbound-uids-gids", []string{"--exclude-outbound-uids=2000, 1000", "--exclude-outbound-gids=3000", "--ipv6=off"}},
+	{"dns-exclude-outbound-uids-gids", []string{"--capture-dns=nameservers", "--exclude-outbound-uids=2000", "--exclude-outbound-gids=3000,3001"}},
+	{"include-outbound-ports", []string{"--include-outbound-ports=80,443,8000-8100", "--ipv6=off"}},
+	{"include-outbound-ports-and-cidrs", []string{"--include-outbound-ports=443", "--include-outbound-cidrs=10.0.0.0/8,fd00::/8", "--ipv6=on"}},
+	{"no-outbound-ports", []string{"--include-outbound-ports=", "--ipv6=off"}},
+	{"exclude-inbound-interfaces", []string{"--exclude-inbound-interfaces=net1,eth1", "--ipv6=on"}},
+	{"everything-new", []string{"--capture-dns=nameservers", "--dns-proxy-port=15054", "--exclude-outbound-uids=2000", "--exclude-outbound-gids=3000",
+		"--include-outbound-ports=80,443", "--exclude-outbound-ports=25", "--include-outbound-cidrs=10.0.0.0/8,fd00::/8",
+		"--exclude-inbound-interfaces=eth1", "--include-inbound-ports=8080", "--iptables-mode=legacy", "--ipv6=on"}},
+}
+
+// planCase is one configuration given as redirector flags. Under
+// capture-dns=nameservers its nameservers are those of
+// testdata/plan/resolv.conf.
+type planCase struct {
+	name string
+	args []string
+}
+
+func (tc planCase) plan(t *testing.T) Plan {
+	t.Helper()
+	c, err := ParseArgs(tc.args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ReadPlan(c, Options{ResolvConf: filepath.Join("testdata", "plan", "resolv.conf")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func TestPlanGolden(t *testing.T) {
 	for _, tc := range planCases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := ParseArgs(tc.args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			testkit.Golden(t, filepath.Join("testdata", "plan", tc.name+".golden"), []byte(NewPlan(c).String()))
+			testkit.Golden(t, filepath.Join("testdata", "plan", tc.name+".golden"), []byte(tc.plan(t).String()))
 		})
 	}
 }
@@ -46,16 +75,17 @@ func TestPlanGolden(t *testing.T) {
 // rule says why it exists, and every chain carries meshinit's prefix.
 func TestPlanEveryRuleCommented(t *testing.T) {
 	for _, tc := range planCases {
-		c, _ := ParseArgs(tc.args)
-		for _, rs := range NewPlan(c).rulesets() {
-			for _, ch := range rs.Chains {
-				if len(ch) <= len(ChainPrefix) || ch[:len(ChainPrefix)] != ChainPrefix {
-					t.Errorf("%s: chain %q lacks prefix %q", tc.name, ch, ChainPrefix)
+		for _, rs := range tc.plan(t).rulesets() {
+			for _, table := range rs.Tables {
+				for _, ch := range table.Chains {
+					if len(ch) <= len(ChainPrefix) || ch[:len(ChainPrefix)] != ChainPrefix {
+						t.Errorf("%s: chain %q lacks prefix %q", tc.name, ch, ChainPrefix)
+					}
 				}
-			}
-			for _, r := range rs.Rules {
-				if r.Comment == "" {
-					t.Errorf("%s: rule %v has no comment", tc.name, r)
+				for _, r := range table.Rules {
+					if r.Comment == "" {
+						t.Errorf("%s: rule %v has no comment", tc.name, r)
+					}
 				}
 			}
 		}

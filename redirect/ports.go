@@ -198,6 +198,27 @@ func (l PortList) firstOverlap(o PortList) (PortRange, bool) {
 	return PortRange{}, false
 }
 
+// complement returns the ports 1-65535 not in l, as few ranges as possible
+// in ascending order: nothing for "*", everything for an empty list. l's
+// ranges may be in any order and overlap.
+func (l PortList) complement() []PortRange {
+	if l.All {
+		return nil
+	}
+	var out []PortRange
+	next := 1 // the lowest port not yet known to be in l or in out
+	for _, r := range sortedRanges(l.Ranges) {
+		if int(r.First) > next {
+			out = append(out, PortRange{uint16(next), r.First - 1})
+		}
+		next = max(next, int(r.Last)+1)
+	}
+	if next <= 65535 {
+		out = append(out, PortRange{uint16(next), 65535})
+	}
+	return out
+}
+
 // sortedRanges is a copy of ranges sorted by first port, then last.
 func sortedRanges(ranges []PortRange) []PortRange {
 	return slices.SortedFunc(slices.Values(ranges), func(a, b PortRange) int {

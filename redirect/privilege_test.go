@@ -135,7 +135,8 @@ func (p *pod) asContainer(im imageLike, bin, ids string, args ...string) (string
 // default: UID 65532, GID 0, only NET_ADMIN and NET_RAW, no_new_privs, with
 // the image's file capabilities. It programs both backends (choosing legacy
 // by itself where legacy tables hold rules, which needs GID 0 to see) and
-// both families, real connections go to the proxy, and cleanup works too.
+// both families, nat and raw (DNS capture), real connections and DNS go to
+// the proxies, and cleanup works too.
 // Without the file capabilities, or without GID 0 where legacy tables
 // exist, it fails and says why.
 func TestLeastPrivilege(t *testing.T) {
@@ -144,10 +145,11 @@ func TestLeastPrivilege(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			p := newPod(t, mode)
 			p.startServers(8080)
+			p.startDNS(proxyUID, proxyUID, 15053)
 			// A rule of the backend under test, outside nat: auto mode
 			// must choose that backend.
 			p.iptables(false, "-t", "filter", "-A", "INPUT", "-p", "tcp", "--dport", "9", "-j", "ACCEPT")
-			out, err := p.asContainer(im, im.withCaps, "65532:0", "apply", "--ipv6=on")
+			out, err := p.asContainer(im, im.withCaps, "65532:0", "apply", "--ipv6=on", "--capture-dns=all")
 			if err != nil {
 				t.Fatalf("apply as 65532:0: %v\n%s", err, out)
 			}
@@ -159,6 +161,7 @@ func TestLeastPrivilege(t *testing.T) {
 			for _, fam := range []struct{ pod, peer string }{{p.podIP, p.peerIP}, {p.podIP6, p.peerIP6}} {
 				expect(t, "inbound", p.ask(p.peerNS, 0, 0, hostPort(fam.pod, 8080)), "proxy-inbound orig="+hostPort(fam.pod, 8080))
 				expect(t, "outbound", p.ask(p.podNS, appUID, appUID, hostPort(fam.peer, 9090)), "proxy-outbound orig="+hostPort(fam.peer, 9090))
+				expect(t, "DNS", p.client(appUID, appUID, "dns-udp", hostPort(fam.peer, 53)), "dns-proxy")
 			}
 			if out, err := p.asContainer(im, im.withCaps, "65532:0", "cleanup"); err != nil {
 				t.Fatalf("cleanup as 65532:0: %v\n%s", err, out)

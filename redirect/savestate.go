@@ -1,29 +1,55 @@
 package redirect
 
 import (
+	"maps"
 	"slices"
 	"strings"
 )
 
 // tableState is what an iptables-save of one family says: how many rules
-// each backend's tables hold, and meshinit's footprint in the nat table.
+// each backend's tables hold, and meshinit's footprint in its tables.
 type tableState struct {
 	// ruleCount counts rules in every table, to tell which backend is in use.
 	ruleCount int
-	// chains are the meshinit chains present in nat.
-	chains []string
-	// lines are nat's rules that are meshinit's: rules in meshinit chains and
-	// jumps into them from other chains, as "-A CHAIN spec" lines.
-	lines []string
-	// jumps are the subset of lines outside meshinit chains.
-	jumps []string
+	// own is meshinit's footprint in each of its tables (ownTables) that
+	// holds some.
+	own map[string]*footprint
 	// userChains are the other chains in nat that are not built in.
 	userChains []string
 	// others are the rules of other owners that see packets before or
 	// instead of meshinit's: those in nat's PREROUTING and OUTPUT, where
-	// meshinit's jumps are appended, and every raw rule (raw has only those
-	// two built-in chains). findConflicts decides which are in the way.
+	// meshinit's jumps are appended, and every raw rule that is not
+	// meshinit's (raw has only those two built-in chains). findConflicts
+	// decides which are in the way.
 	others []tableRule
+}
+
+// footprint is meshinit's part of one table.
+type footprint struct {
+	// chains are the meshinit chains present.
+	chains []string
+	// lines are the table's rules that are meshinit's: rules in meshinit
+	// chains and jumps into them from other chains, as "-A CHAIN spec" lines.
+	lines []string
+	// jumps are the subset of lines outside meshinit chains.
+	jumps []string
+}
+
+// footprint returns meshinit's part of table, empty when it has none.
+func (st tableState) footprint(table string) footprint {
+	if f := st.own[table]; f != nil {
+		return *f
+	}
+	return footprint{}
+}
+
+// count says how many chains and jumps of meshinit's the tables hold.
+func (st tableState) count() (chains, jumps int) {
+	for _, f := range st.own {
+		chains += len(f.chains)
+		jumps += len(f.jumps)
+	}
+	return chains, jumps
 }
 
 // tableRule is one "-A CHAIN spec" line of iptables-save and its table.
@@ -70,31 +96,42 @@ func ParseSave(text string) []SaveLine {
 	return out
 }
 
-// parseSave reads iptables-save output (all tables or only nat).
+// parseSave reads iptables-save output (all tables or some).
 func parseSave(text string) tableState {
 	var st tableState
+	own := func(table string) *footprint {
+		if st.own == nil {
+			st.own = map[string]*footprint{}
+		}
+		if st.own[table] == nil {
+			st.own[table] = &footprint{}
+		}
+		return st.own[table]
+	}
 	for _, l := range ParseSave(text) {
+		ours := slices.Contains(ownTables, l.Table)
 		if l.Rule == "" {
 			switch {
-			case l.Table != "nat":
-			case strings.HasPrefix(l.Chain, ChainPrefix):
-				st.chains = append(st.chains, l.Chain)
-			case l.Policy == "-":
+			case ours && strings.HasPrefix(l.Chain, ChainPrefix):
+				f := own(l.Table)
+				f.chains = append(f.chains, l.Chain)
+			case l.Table == TableNat && l.Policy == "-":
 				st.userChains = append(st.userChains, l.Chain)
 			}
 			continue
 		}
 		st.ruleCount++
 		switch {
-		case l.Table == "raw":
+		case ours && strings.HasPrefix(l.Chain, ChainPrefix):
+			f := own(l.Table)
+			f.lines = append(f.lines, l.Rule)
+		case ours && strings.HasPrefix(l.Target, ChainPrefix):
+			f := own(l.Table)
+			f.lines = append(f.lines, l.Rule)
+			f.jumps = append(f.jumps, l.Rule)
+		case l.Table == TableRaw:
 			st.others = append(st.others, tableRule{l.Table, l.Rule})
-		case l.Table != "nat":
-		case strings.HasPrefix(l.Chain, ChainPrefix):
-			st.lines = append(st.lines, l.Rule)
-		case strings.HasPrefix(l.Target, ChainPrefix):
-			st.lines = append(st.lines, l.Rule)
-			st.jumps = append(st.jumps, l.Rule)
-		case l.Chain == "PREROUTING" || l.Chain == "OUTPUT":
+		case l.Table == TableNat && (l.Chain == "PREROUTING" || l.Chain == "OUTPUT"):
 			st.others = append(st.others, tableRule{l.Table, l.Rule})
 		}
 	}
@@ -102,68 +139,73 @@ func parseSave(text string) tableState {
 }
 
 // restoreScript returns the iptables-restore --noflush input that turns the
-// current nat table into one holding exactly the desired meshinit rules and
-// leaves every other chain and rule alone. Declaring a chain creates it or,
-// when it exists, flushes it; old jumps are deleted by their saved spec, and
-// chains no longer wanted are deleted. An empty desired Ruleset makes the
-// cleanup script, so cleanup is the exact mirror of apply. iptables-restore
-// commits the whole table at once, so the pod never sees half of it.
+// current tables into ones holding exactly the desired meshinit rules and
+// leaves every other chain and rule alone: a section for nat, and for raw
+// when either the current or the desired rules use it. Declaring a chain
+// creates it or, when it exists, flushes it; old jumps are deleted by
+// their saved spec, and chains no longer wanted are deleted. An empty
+// desired Ruleset makes the cleanup script, so cleanup is the exact mirror
+// of apply. iptables-restore commits each table at once, so the pod never
+// sees half of one.
 func restoreScript(current tableState, desired Ruleset) string {
 	var b strings.Builder
-	b.WriteString("*nat\n")
-	declared := append([]string{}, desired.Chains...)
-	for _, c := range current.chains {
-		if !slices.Contains(declared, c) {
-			declared = append(declared, c)
+	for _, name := range ownTables {
+		cur, want := current.footprint(name), desired.Table(name)
+		if name != TableNat && len(cur.chains) == 0 && len(cur.jumps) == 0 && len(want.Rules) == 0 {
+			continue
 		}
-	}
-	for _, c := range declared {
-		b.WriteString(":" + c + " - [0:0]\n")
-	}
-	for _, j := range current.jumps {
-		b.WriteString("-D" + strings.TrimPrefix(j, "-A") + "\n")
-	}
-	for _, r := range desired.Rules {
-		b.WriteString(ruleLine("-A", r.Chain, r.Spec()) + "\n")
-	}
-	for _, c := range current.chains {
-		if !slices.Contains(desired.Chains, c) {
-			b.WriteString("-X " + c + "\n")
+		b.WriteString("*" + name + "\n")
+		declared := append([]string{}, want.Chains...)
+		for _, c := range cur.chains {
+			if !slices.Contains(declared, c) {
+				declared = append(declared, c)
+			}
 		}
+		for _, c := range declared {
+			b.WriteString(":" + c + " - [0:0]\n")
+		}
+		for _, j := range cur.jumps {
+			b.WriteString("-D" + strings.TrimPrefix(j, "-A") + "\n")
+		}
+		for _, r := range want.Rules {
+			b.WriteString(ruleLine("-A", r.Chain, r.Spec()) + "\n")
+		}
+		for _, c := range cur.chains {
+			if !slices.Contains(want.Chains, c) {
+				b.WriteString("-X " + c + "\n")
+			}
+		}
+		b.WriteString("COMMIT\n")
 	}
-	b.WriteString("COMMIT\n")
 	return b.String()
 }
 
 // matches reports whether the saved meshinit rules are exactly the desired
-// ones, in order.
+// ones: the same chains in each table, and in each chain the same rules in
+// the same order. (Chains are compared one by one: the backends list
+// chains in orders of their own.)
 func (st tableState) matches(desired Ruleset) bool {
-	var want []string
-	for _, r := range desired.Rules {
-		want = append(want, ruleLine("-A", r.Chain, r.Spec()))
-	}
-	got := append([]string{}, st.jumps...)
-	for _, l := range st.lines {
-		if !slices.Contains(st.jumps, l) {
-			got = append(got, l)
+	for _, name := range ownTables {
+		got, want := st.footprint(name), desired.Table(name)
+		var wantLines []string
+		for _, r := range want.Rules {
+			wantLines = append(wantLines, ruleLine("-A", r.Chain, r.Spec()))
+		}
+		if !sameSet(got.chains, want.Chains) || !maps.EqualFunc(byChain(got.lines), byChain(wantLines), slices.Equal) {
+			return false
 		}
 	}
-	return slices.Equal(sortedJumpsFirst(want), got) && sameSet(st.chains, desired.Chains)
+	return true
 }
 
-// sortedJumpsFirst orders rules as parseSave does: built-in chain jumps
-// first, then meshinit chains' rules, each group in its original order.
-func sortedJumpsFirst(lines []string) []string {
-	var jumps, rest []string
+// byChain groups "-A CHAIN spec" lines by chain, each group in order.
+func byChain(lines []string) map[string][]string {
+	out := map[string][]string{}
 	for _, l := range lines {
 		chain, _, _ := strings.Cut(l[3:], " ")
-		if strings.HasPrefix(chain, ChainPrefix) {
-			rest = append(rest, l)
-		} else {
-			jumps = append(jumps, l)
-		}
+		out[chain] = append(out[chain], l)
 	}
-	return append(jumps, rest...)
+	return out
 }
 
 func sameSet(a, b []string) bool {

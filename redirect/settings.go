@@ -19,22 +19,41 @@ const (
 	AnnotationExcludeOutboundPorts = "traffic.meshinit.io/exclude-outbound-ports"
 	AnnotationIncludeOutboundCIDRs = "traffic.meshinit.io/include-outbound-cidrs"
 	AnnotationExcludeOutboundCIDRs = "traffic.meshinit.io/exclude-outbound-cidrs"
+
+	AnnotationIncludeOutboundPorts     = "traffic.meshinit.io/include-outbound-ports"
+	AnnotationExcludeOutboundUIDs      = "traffic.meshinit.io/exclude-outbound-uids"
+	AnnotationExcludeOutboundGIDs      = "traffic.meshinit.io/exclude-outbound-gids"
+	AnnotationExcludeInboundInterfaces = "traffic.meshinit.io/exclude-inbound-interfaces"
+	AnnotationCaptureDNS               = "traffic.meshinit.io/capture-dns"
+	AnnotationDNSProxyPort             = "traffic.meshinit.io/dns-proxy-port"
+	// The proxy's ports and identity, set per pod for a proxy other than
+	// the cluster's (a RedirectPolicy may forbid it).
+	AnnotationOutboundProxyPort = "traffic.meshinit.io/outbound-proxy-port"
+	AnnotationInboundProxyPort  = "traffic.meshinit.io/inbound-proxy-port"
+	AnnotationProxyUID          = "traffic.meshinit.io/proxy-uid"
+	AnnotationProxyGID          = "traffic.meshinit.io/proxy-gid"
 )
 
 // Setting keys double as the redirector's flag names.
 const (
-	keyOutboundProxyPort    = "outbound-proxy-port"
-	keyInboundProxyPort     = "inbound-proxy-port"
-	keyProxyUID             = "proxy-uid"
-	keyProxyGID             = "proxy-gid"
-	keyIncludeInboundPorts  = "include-inbound-ports"
-	keyExcludeInboundPorts  = "exclude-inbound-ports"
-	keyIgnoredInboundPorts  = "ignored-inbound-ports"
-	keyExcludeOutboundPorts = "exclude-outbound-ports"
-	keyIncludeOutboundCIDRs = "include-outbound-cidrs"
-	keyExcludeOutboundCIDRs = "exclude-outbound-cidrs"
-	keyIPv6                 = "ipv6"
-	keyIptablesMode         = "iptables-mode"
+	keyOutboundProxyPort        = "outbound-proxy-port"
+	keyInboundProxyPort         = "inbound-proxy-port"
+	keyProxyUID                 = "proxy-uid"
+	keyProxyGID                 = "proxy-gid"
+	keyIncludeInboundPorts      = "include-inbound-ports"
+	keyExcludeInboundPorts      = "exclude-inbound-ports"
+	keyIgnoredInboundPorts      = "ignored-inbound-ports"
+	keyExcludeInboundInterfaces = "exclude-inbound-interfaces"
+	keyIncludeOutboundPorts     = "include-outbound-ports"
+	keyExcludeOutboundPorts     = "exclude-outbound-ports"
+	keyIncludeOutboundCIDRs     = "include-outbound-cidrs"
+	keyExcludeOutboundCIDRs     = "exclude-outbound-cidrs"
+	keyExcludeOutboundUIDs      = "exclude-outbound-uids"
+	keyExcludeOutboundGIDs      = "exclude-outbound-gids"
+	keyCaptureDNS               = "capture-dns"
+	keyDNSProxyPort             = "dns-proxy-port"
+	keyIPv6                     = "ipv6"
+	keyIptablesMode             = "iptables-mode"
 )
 
 // setting is one Config field with the names it goes by outside Go.
@@ -56,21 +75,23 @@ type setting struct {
 type kind int
 
 const (
-	kindPort  kind = iota // a TCP port 1-65535
-	kindID                // a numeric UID or GID
-	kindPorts             // a PortList
-	kindCIDRs             // a CIDRList
-	kindEnum              // one of the setting's values
+	kindPort       kind = iota // a TCP port 1-65535
+	kindID                     // a numeric UID or GID
+	kindPorts                  // a PortList
+	kindCIDRs                  // a CIDRList
+	kindEnum                   // one of the setting's values
+	kindIDs                    // an IDList
+	kindInterfaces             // an InterfaceList
 )
 
 var settings = []setting{
-	portSetting(keyOutboundProxyPort, "port the proxy accepts redirected outbound TCP on",
+	portSetting(keyOutboundProxyPort, AnnotationOutboundProxyPort, "port the proxy accepts redirected outbound TCP on",
 		func(c *Config) *uint16 { return &c.OutboundProxyPort }),
-	portSetting(keyInboundProxyPort, "port the proxy accepts redirected inbound TCP on",
+	portSetting(keyInboundProxyPort, AnnotationInboundProxyPort, "port the proxy accepts redirected inbound TCP on",
 		func(c *Config) *uint16 { return &c.InboundProxyPort }),
-	idSetting(keyProxyUID, "UID of the proxy process; its traffic is never redirected (it would loop)",
+	idSetting(keyProxyUID, AnnotationProxyUID, "UID of the proxy process; its traffic is never redirected (it would loop)",
 		func(c *Config) *uint32 { return &c.ProxyUID }),
-	idSetting(keyProxyGID, "GID of the proxy process; its traffic is never redirected (it would loop)",
+	idSetting(keyProxyGID, AnnotationProxyGID, "GID of the proxy process; its traffic is never redirected (it would loop)",
 		func(c *Config) *uint32 { return &c.ProxyGID }),
 	portListSetting(keyIncludeInboundPorts, AnnotationIncludeInboundPorts, `inbound ports to capture: "*" or a list like "80,8000-8080"; empty captures none`,
 		func(c *Config) *PortList { return &c.IncludeInboundPorts }),
@@ -78,46 +99,61 @@ var settings = []setting{
 		func(c *Config) *PortList { return &c.ExcludeInboundPorts }),
 	portListSetting(keyIgnoredInboundPorts, "", "the proxy's own inbound ports (health, metrics), never captured",
 		func(c *Config) *PortList { return &c.IgnoredInboundPorts }),
+	listSetting(keyExcludeInboundInterfaces, AnnotationExcludeInboundInterfaces, kindInterfaces, `interfaces whose inbound traffic is never captured: names like "eth1,net1", no wildcards`,
+		ParseInterfaceList, func(c *Config) *InterfaceList { return &c.ExcludeInboundInterfaces }),
+	portListSetting(keyIncludeOutboundPorts, AnnotationIncludeOutboundPorts, `outbound destination ports to capture: "*" or a list like "80,443,8000-8080"; empty captures none`,
+		func(c *Config) *PortList { return &c.IncludeOutboundPorts }),
 	portListSetting(keyExcludeOutboundPorts, AnnotationExcludeOutboundPorts, "outbound destination ports that bypass the proxy",
 		func(c *Config) *PortList { return &c.ExcludeOutboundPorts }),
 	cidrListSetting(keyIncludeOutboundCIDRs, AnnotationIncludeOutboundCIDRs, `outbound destinations to capture: "*" or a list of CIDRs; empty captures none`,
 		func(c *Config) *CIDRList { return &c.IncludeOutboundCIDRs }),
 	cidrListSetting(keyExcludeOutboundCIDRs, AnnotationExcludeOutboundCIDRs, "outbound destinations that bypass the proxy",
 		func(c *Config) *CIDRList { return &c.ExcludeOutboundCIDRs }),
-	enumSetting(keyIPv6, `program ip6tables too: "auto" (when the pod has a global IPv6 address), "on", "off"`,
+	listSetting(keyExcludeOutboundUIDs, AnnotationExcludeOutboundUIDs, kindIDs, "UIDs whose outbound traffic (DNS included) bypasses the proxy, like the proxy's own",
+		ParseIDList, func(c *Config) *IDList { return &c.ExcludeOutboundUIDs }),
+	listSetting(keyExcludeOutboundGIDs, AnnotationExcludeOutboundGIDs, kindIDs, "primary GIDs whose outbound traffic (DNS included) bypasses the proxy, like the proxy's own",
+		ParseIDList, func(c *Config) *IDList { return &c.ExcludeOutboundGIDs }),
+	enumSetting(keyCaptureDNS, AnnotationCaptureDNS, `DNS (UDP and TCP to port 53) to send to the DNS proxy port: "off", "nameservers" (those in the pod's /etc/resolv.conf, read at apply time) or "all"; the proxy's own DNS goes direct`,
+		func(c *Config) *DNSCapture { return &c.CaptureDNS }, DNSCaptureOff, DNSCaptureNameservers, DNSCaptureAll),
+	portSetting(keyDNSProxyPort, AnnotationDNSProxyPort, "port the DNS proxy accepts captured DNS on, UDP and TCP, at 127.0.0.1 and ::1",
+		func(c *Config) *uint16 { return &c.DNSProxyPort }),
+	enumSetting(keyIPv6, "", `program ip6tables too: "auto" (when the pod has a global IPv6 address), "on", "off"`,
 		func(c *Config) *IPv6Mode { return &c.IPv6 }, IPv6Auto, IPv6On, IPv6Off),
-	enumSetting(keyIptablesMode, `iptables backend: "auto" (the one whose tables already hold rules, else nft), "legacy", "nft"`,
+	enumSetting(keyIptablesMode, "", `iptables backend: "auto" (the one whose tables already hold rules, else nft), "legacy", "nft"`,
 		func(c *Config) *IptablesMode { return &c.IptablesMode }, IptablesAuto, IptablesLegacy, IptablesNFT),
 }
 
-func portSetting(key, usage string, field func(*Config) *uint16) setting {
-	return setting{key: key, usage: usage, kind: kindPort,
+func portSetting(key, annotation, usage string, field func(*Config) *uint16) setting {
+	return setting{key: key, annotation: annotation, usage: usage, kind: kindPort,
 		get: func(c *Config) string { return strconv.Itoa(int(*field(c))) },
 		set: func(c *Config, s string) (err error) { *field(c), err = parseProxyPort(s); return }}
 }
 
-func idSetting(key, usage string, field func(*Config) *uint32) setting {
-	return setting{key: key, usage: usage, kind: kindID,
+func idSetting(key, annotation, usage string, field func(*Config) *uint32) setting {
+	return setting{key: key, annotation: annotation, usage: usage, kind: kindID,
 		get: func(c *Config) string { return strconv.FormatUint(uint64(*field(c)), 10) },
 		set: func(c *Config, s string) (err error) { *field(c), err = parseID(s); return }}
 }
 
 func portListSetting(key, annotation, usage string, field func(*Config) *PortList) setting {
-	return setting{key: key, annotation: annotation, usage: usage, kind: kindPorts,
-		get: func(c *Config) string { return field(c).String() },
-		set: func(c *Config, s string) (err error) { *field(c), err = ParsePortList(s); return }}
+	return listSetting(key, annotation, kindPorts, usage, ParsePortList, field)
 }
 
 func cidrListSetting(key, annotation, usage string, field func(*Config) *CIDRList) setting {
-	return setting{key: key, annotation: annotation, usage: usage, kind: kindCIDRs,
-		get: func(c *Config) string { return field(c).String() },
-		set: func(c *Config, s string) (err error) { *field(c), err = ParseCIDRList(s); return }}
+	return listSetting(key, annotation, kindCIDRs, usage, ParseCIDRList, field)
+}
+
+// listSetting is a setting of a list type, read by parse.
+func listSetting[L fmt.Stringer](key, annotation string, k kind, usage string, parse func(string) (L, error), field func(*Config) *L) setting {
+	return setting{key: key, annotation: annotation, usage: usage, kind: k,
+		get: func(c *Config) string { return (*field(c)).String() },
+		set: func(c *Config, s string) (err error) { *field(c), err = parse(s); return }}
 }
 
 // enumSetting is a setting of a string type whose values are listed;
 // [Config.Validate] refuses any other.
-func enumSetting[T ~string](key, usage string, field func(*Config) *T, values ...T) setting {
-	s := setting{key: key, usage: usage, kind: kindEnum,
+func enumSetting[T ~string](key, annotation, usage string, field func(*Config) *T, values ...T) setting {
+	s := setting{key: key, annotation: annotation, usage: usage, kind: kindEnum,
 		get: func(c *Config) string { return string(*field(c)) },
 		set: func(c *Config, v string) error { *field(c) = T(v); return nil }}
 	for _, v := range values {

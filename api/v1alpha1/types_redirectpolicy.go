@@ -59,6 +59,45 @@ type RedirectPolicySpec struct {
 	// +kubebuilder:validation:MaxItems=64
 	// +optional
 	AllowedOutboundCIDRExclusions []CIDR `json:"allowedOutboundCIDRExclusions,omitempty"`
+	// AllowedOutboundUIDExclusions are the UIDs a pod may list in
+	// traffic.meshinit.io/exclude-outbound-uids (whose processes' traffic,
+	// DNS included, bypasses the proxy) while RequiredOutboundPorts is set
+	// or Interception is Required: every entry must be one of them.
+	// Default: none.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	AllowedOutboundUIDExclusions []ID `json:"allowedOutboundUIDExclusions,omitempty"`
+	// AllowedOutboundGIDExclusions are the same for
+	// traffic.meshinit.io/exclude-outbound-gids. Default: none.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	AllowedOutboundGIDExclusions []ID `json:"allowedOutboundGIDExclusions,omitempty"`
+	// AllowedInboundInterfaceExclusions are the interfaces a pod may list in
+	// traffic.meshinit.io/exclude-inbound-interfaces (whose inbound traffic
+	// is not captured) while RequiredInboundPorts is set or Interception is
+	// Required: every entry must be one of them. Default: none.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	AllowedInboundInterfaceExclusions []InterfaceName `json:"allowedInboundInterfaceExclusions,omitempty"`
+	// AllowProxyIdentityOverride lets a pod set the proxy's UID and GID
+	// (traffic.meshinit.io/proxy-uid, proxy-gid; their traffic is never
+	// redirected) to other values than the chart's while
+	// RequiredOutboundPorts is set or Interception is Required. Without it,
+	// a pod's author could name their own image's UID as the proxy's, which
+	// the API server cannot tell from a real proxy. Default: false.
+	// +optional
+	AllowProxyIdentityOverride bool `json:"allowProxyIdentityOverride,omitempty"`
+	// AllowProxyPortOverride lets a pod set the proxy's inbound and outbound
+	// ports (traffic.meshinit.io/inbound-proxy-port, outbound-proxy-port)
+	// to other values than the chart's while ports are required in that
+	// direction or Interception is Required. Without it, a pod could point
+	// the inbound proxy port at an app port, taking inbound traffic around
+	// the proxy. Default: false.
+	// +optional
+	AllowProxyPortOverride bool `json:"allowProxyPortOverride,omitempty"`
 
 	// Interception says whether a pod in an opted-in namespace may run without
 	// meshinit. Default: Required.
@@ -78,6 +117,18 @@ type Port int32
 // +kubebuilder:validation:MaxLength=64
 // +kubebuilder:validation:XValidation:rule="isCIDR(self) && cidr(self) == cidr(self).masked()",message="must be a CIDR such as 10.0.0.0/8 or fd00::/8, with no bits set after the prefix length"
 type CIDR string
+
+// ID is a numeric UID or GID.
+// +kubebuilder:validation:Minimum=0
+// +kubebuilder:validation:Maximum=4294967294
+type ID int64
+
+// InterfaceName is a network interface name as meshinit accepts it: 1-15
+// letters, digits, "_", "." or "-", not starting with "-" or "." (no
+// wildcards).
+// +kubebuilder:validation:MaxLength=15
+// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,14}$`
+type InterfaceName string
 
 // Interception says whether a pod may run without meshinit's init container.
 // +kubebuilder:validation:Enum=Required;AllowOptOut;Optional

@@ -50,7 +50,7 @@ func (c *Cluster) LoadImages(ctx context.Context, dir string, logf func(string, 
 	}
 	proxy := func(name string) map[string]any { return map[string]any{"name": name, "image": imgs.TestProxy} }
 	c.policyValues = map[string]any{"policy": map[string]any{
-		"proxyContainers":       []any{proxy("proxy-out"), proxy("proxy-in")},
+		"proxyContainers":       []any{proxy("proxy-out"), proxy("proxy-in"), proxy("proxy-dns")},
 		"defaultRedirectPolicy": map[string]any{"interception": "AllowOptOut"},
 	}}
 	if c.Registry != "" {

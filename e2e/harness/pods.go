@@ -14,6 +14,7 @@ const (
 	InjectLabel    = "meshinit.io/inject"
 	RedirectName   = "meshinit-redirect"
 	ExcludeInbound = "traffic.meshinit.io/exclude-inbound-ports"
+	CaptureDNS     = "traffic.meshinit.io/capture-dns"
 	// StatusAnnotation is what the webhook writes on the pods it injects.
 	StatusAnnotation = "meshinit.io/status"
 	// testServer is the test images' program (internal/testproxy).
@@ -35,6 +36,36 @@ func (i Images) AppPod(name string, labels, annotations map[string]string) strin
 		container("proxy-out", i.TestProxy, proxyUser, "-listen", ":15001", "-name", "proxy-out"),
 		container("proxy-in", i.TestProxy, proxyUser, "-listen", ":15006", "-name", "proxy-in"),
 	)
+}
+
+// DNSAppPod is AppPod with DNS capture on (capture-dns=all) and a third
+// proxy container, proxy-dns (UID 1337), answering DNS over UDP and TCP on
+// the DNS proxy port 15053 with its name. It listens at 127.0.0.1, where
+// REDIRECT delivers the pod's own packets: a UDP socket bound to the
+// wildcard address would answer from the pod's IP, which conntrack does not
+// take for the answer to the redirected query.
+func (i Images) DNSAppPod(name string) string {
+	return pod(name, nil, map[string]string{CaptureDNS: "all"},
+		container("app", i.TestApp, nil, "-listen", ":8080,:8081", "-name", "app"),
+		container("proxy-out", i.TestProxy, proxyUser, "-listen", ":15001", "-name", "proxy-out"),
+		container("proxy-in", i.TestProxy, proxyUser, "-listen", ":15006", "-name", "proxy-in"),
+		container("proxy-dns", i.TestProxy, proxyUser, "-listen", ":15098", "-dns", "127.0.0.1:15053", "-name", "proxy-dns"),
+	)
+}
+
+// NameserverPod is the cluster's stand-in nameserver (the local cluster has
+// none): the test app answering DNS over UDP and TCP on port 53 with name
+// (the pod lowers net.ipv4.ip_unprivileged_port_start, a safe sysctl, so
+// any user may bind it).
+func (i Images) NameserverPod(name string) string {
+	var p map[string]any
+	if err := json.Unmarshal([]byte(pod(name, nil, nil, container(name, i.TestApp, nil, "-listen", ":8080", "-dns", ":53", "-name", name))), &p); err != nil {
+		panic(err)
+	}
+	p["spec"].(map[string]any)["securityContext"] = map[string]any{
+		"sysctls": []any{map[string]any{"name": "net.ipv4.ip_unprivileged_port_start", "value": "0"}},
+	}
+	return manifest(p)
 }
 
 // PlainPod runs the test app alone, answering on 8080 as name: a client to
@@ -156,6 +187,17 @@ func (c *Cluster) Dial(ctx context.Context, ns, pod, container, addr string) (st
 	out, err := c.Kubectl(ctx, "", "-n", ns, "exec", pod, "-c", container, "--", testServer, "-dial", addr, "-timeout", "20s")
 	if err != nil {
 		return "", fmt.Errorf("dial %s from %s/%s: %w", addr, pod, container, err)
+	}
+	return out, nil
+}
+
+// AskDNS sends a DNS query over network (udp or tcp) to addr from a pod's
+// container and returns the answer's text: the name of the server that
+// answered.
+func (c *Cluster) AskDNS(ctx context.Context, ns, pod, container, network, addr string) (string, error) {
+	out, err := c.Kubectl(ctx, "", "-n", ns, "exec", pod, "-c", container, "--", testServer, "-dial", addr, "-dns-over", network, "-timeout", "20s")
+	if err != nil {
+		return "", fmt.Errorf("DNS over %s to %s from %s/%s: %w", network, addr, pod, container, err)
 	}
 	return out, nil
 }

@@ -9,7 +9,8 @@ is written once here and rendered into all three, after the Go it mirrors:
   the opt-in decision   webhook/decide.go, as the webhook's selectors
                         (webhook-mutatingwebhookconfiguration.yaml) send it pods
   each setting          redirect.FromAnnotations over the chart's values: read
-                        and rendered by its kind (port, id, ports, cidrs, enum)
+                        and rendered by its kind (port, id, ports, cidrs, ids,
+                        names, enum)
                         from the settings table (meshinit.redirect.table,
                         generated from redirect/settings.go), so a new setting
                         of a known kind needs no change here
@@ -136,7 +137,7 @@ each canonical, a repeat dropped (distinct() keeps the first), as Go does.
   expression: {{ printf "'%s' in variables.annotations" .annotation | toJson }}
 - name: {{ .var }}Raw
   expression: {{ printf "variables.annotations[?'%s'].orValue(%s)" .annotation (.value | toJson) | toJson }}
-{{- if or (eq .kind "ports") (eq .kind "cidrs") }}
+{{- if has .kind (list "ports" "cidrs" "ids" "names") }}
 - name: {{ .var }}Limit
   expression: |-
     {{ $v }}Raw.size() > {{ include "meshinit.redirect.maxListBytes" . }} || bytes({{ $v }}Raw).size() > {{ include "meshinit.redirect.maxListBytes" . }}
@@ -188,11 +189,34 @@ each canonical, a repeat dropped (distinct() keeps the first), as Go does.
 - name: {{ .var }}Arg
   expression: |-
     {{ $v }}All ? '*' : {{ $v }}Prefixes.distinct().join(',')
+{{- else if eq .kind "ids" }}
+- name: {{ .var }}EntryErrors
+  expression: |-
+    {{ $v }}Entries.map(e, e == '*' ? '"*" must stand alone, not in a list'
+      : e.matches('^0*[0-9]{1,10}$') && int(e) <= 4294967294 ? ''
+      : {{ include "meshinit.inject.quote" "e" }} + ' is not a numeric ID 0-4294967294 (names are not looked up)').filter(m, m != '')
+- name: {{ .var }}Arg
+  expression: |-
+    {{ $v }}Limit != '' || {{ $v }}All || {{ $v }}EntryErrors.size() > 0 ? '' : {{ $v }}Entries.map(e, string(int(e))).distinct().join(',')
+{{- else if eq .kind "names" }}
+- name: {{ .var }}EntryErrors
+  expression: |-
+    {{ $v }}Entries.map(e, e == '*' ? '"*" must stand alone, not in a list'
+      : e.matches('^[A-Za-z0-9_][A-Za-z0-9_.-]{0,14}$') ? ''
+      : {{ include "meshinit.inject.quote" "e" }} + ' is not an interface name: 1-15 letters, digits, "_", "." or "-", not starting with "-" or "."').filter(m, m != '')
+- name: {{ .var }}Arg
+  expression: |-
+    {{ $v }}Limit != '' || {{ $v }}All || {{ $v }}EntryErrors.size() > 0 ? '' : {{ $v }}Entries.distinct().join(',')
 {{- end }}
 {{- if or (eq .kind "ports") (eq .kind "cidrs") }}
 - name: {{ .var }}Error
   expression: |-
     {{ $v }}Limit != '' ? {{ $v }}Limit : {{ $v }}EntryErrors.size() > 0 ? {{ $v }}EntryErrors[0] : ''
+{{- else if has .kind (list "ids" "names") }}
+- name: {{ .var }}Error
+  expression: |-
+    {{ $v }}Limit != '' ? {{ $v }}Limit : {{ $v }}All ? {{ ternary "'\"*\" is not allowed: list the IDs'" "'\"*\" is not allowed: list the interfaces'" (eq .kind "ids") }}
+      : {{ $v }}EntryErrors.size() > 0 ? {{ $v }}EntryErrors[0] : ''
 {{- else if eq .kind "port" }}
 - name: {{ .var }}Error
   expression: |-
@@ -232,6 +256,9 @@ Read only when every setting could be read.
 {{- $out := include "meshinit.inject.setting" (dict "key" "outbound-proxy-port" "root" .) | fromJson -}}
 {{- $rules := list -}}
 {{- $rules = append $rules (printf "variables.%sArg == variables.%sArg ? 'invalid %s ' + %s + ': must differ from the outbound proxy port' : ''" $in.var $out.var (get $name $in.key) (include "meshinit.inject.quote" (printf "variables.%sArg" $in.var))) -}}
+{{- $dns := include "meshinit.inject.setting" (dict "key" "dns-proxy-port" "root" .) | fromJson -}}
+{{- $capture := include "meshinit.inject.setting" (dict "key" "capture-dns" "root" .) | fromJson -}}
+{{- $rules = append $rules (printf "variables.%sArg != 'off' && (variables.%sArg == variables.%sArg || variables.%sArg == variables.%sArg) ? 'invalid %s ' + %s + ': must differ from the inbound and outbound proxy ports while capture-dns is ' + variables.%sArg + ': captured TCP DNS would reach the TCP proxy\\'s listener' : ''" $capture.var $dns.var $out.var $dns.var $in.var (get $name $dns.key) (include "meshinit.inject.quote" (printf "variables.%sArg" $dns.var)) $capture.var) -}}
 {{- range list "exclude-inbound-ports" "ignored-inbound-ports" "exclude-outbound-ports" -}}
 {{- $s := include "meshinit.inject.setting" (dict "key" . "root" $root) | fromJson -}}
 {{- $rules = append $rules (printf "variables.%sArg == '*' ? 'invalid %s \"*\": \"*\" is not allowed in an exclude list; list ports or ranges' : ''" $s.var (get $name $s.key)) -}}
@@ -240,6 +267,10 @@ Read only when every setting could be read.
 {{- $excl := include "meshinit.inject.setting" (dict "key" "exclude-inbound-ports" "root" .) | fromJson -}}
 {{- if not (and $incl.annotation $excl.annotation) }}{{ fail "_inject.tpl: the include/exclude overlap rule reads include-inbound-ports and exclude-inbound-ports as pods set them; write it for a setting pods cannot set" }}{{ end -}}
 {{- $rules = append $rules (printf "variables.inboundOverlap.size() == 0 ? '' : 'invalid %s ' + %s + ': entry ' + (variables.inboundOverlap[0][0] == variables.inboundOverlap[0][1] ? string(variables.inboundOverlap[0][0]) : string(variables.inboundOverlap[0][0]) + '-' + string(variables.inboundOverlap[0][1])) + ' overlaps include-inbound-ports; a port is either included or excluded'" (get $name $excl.key) (include "meshinit.inject.quote" (printf "variables.%sArg" $excl.var))) -}}
+{{- $oincl := include "meshinit.inject.setting" (dict "key" "include-outbound-ports" "root" .) | fromJson -}}
+{{- $oexcl := include "meshinit.inject.setting" (dict "key" "exclude-outbound-ports" "root" .) | fromJson -}}
+{{- if not (and $oincl.annotation $oexcl.annotation) }}{{ fail "_inject.tpl: the include/exclude overlap rule reads include-outbound-ports and exclude-outbound-ports as pods set them; write it for a setting pods cannot set" }}{{ end -}}
+{{- $rules = append $rules (printf "variables.outboundOverlap.size() == 0 ? '' : 'invalid %s ' + %s + ': entry ' + (variables.outboundOverlap[0][0] == variables.outboundOverlap[0][1] ? string(variables.outboundOverlap[0][0]) : string(variables.outboundOverlap[0][0]) + '-' + string(variables.outboundOverlap[0][1])) + ' overlaps include-outbound-ports; a port is either included or excluded'" (get $name $oexcl.key) (include "meshinit.inject.quote" (printf "variables.%sArg" $oexcl.var))) -}}
 {{- $cidrs := include "meshinit.inject.setting" (dict "key" "exclude-outbound-cidrs" "root" .) | fromJson -}}
 {{- $rules = append $rules (printf "variables.%sArg == '*' ? 'invalid %s \"*\": \"*\" is not allowed; to capture no outbound traffic set include-outbound-cidrs to an empty list' : ''" $cidrs.var (get $name $cidrs.key)) -}}
 {{- $ipv6 := include "meshinit.inject.setting" (dict "key" "ipv6" "root" .) | fromJson -}}
@@ -307,6 +338,18 @@ meshinit.inject.variables: every variable of the three policies.
 - name: inboundOverlap
   expression: |-
     {{ range $k := until (int $chunks) }}{{ if $k }} + {{ end }}variables.inboundOverlap{{ $k }}{{ end }}
+{{- $oincl := include "meshinit.inject.setting" (dict "key" "include-outbound-ports" "root" .) | fromJson }}
+{{- $oexcl := include "meshinit.inject.setting" (dict "key" "exclude-outbound-ports" "root" .) | fromJson }}
+# The same for exclude-outbound-ports and include-outbound-ports.
+{{- range $k := until (int $chunks) }}
+- name: outboundOverlap{{ $k }}
+  expression: |-
+    lists.range(variables.{{ $oexcl.var }}Ranges.size()).filter(i, i / 64 == {{ $k }}).map(i, variables.{{ $oexcl.var }}Ranges[i])
+      .filter(b, variables.{{ $oincl.var }}Ranges.exists(a, a[0] <= b[1] && b[0] <= a[1]))
+{{- end }}
+- name: outboundOverlap
+  expression: |-
+    {{ range $k := until (int $chunks) }}{{ if $k }} + {{ end }}variables.outboundOverlap{{ $k }}{{ end }}
 # Why the pod's settings cannot be used, as redirect.FromAnnotations says:
 # every setting that cannot be read, else what Config.Validate refuses.
 - name: readErrors

@@ -20,9 +20,15 @@ proxy-gid=1337
 include-inbound-ports=*
 exclude-inbound-ports=
 ignored-inbound-ports=15020,15021,15090
+exclude-inbound-interfaces=
+include-outbound-ports=*
 exclude-outbound-ports=
 include-outbound-cidrs=*
 exclude-outbound-cidrs=
+exclude-outbound-uids=
+exclude-outbound-gids=
+capture-dns=off
+dns-proxy-port=15053
 ipv6=auto
 iptables-mode=auto
 {{- end -}}
@@ -36,6 +42,30 @@ so those must be written as Config.Args renders them: each entry once.
 ignored-inbound-ports
 {{- end -}}
 
+{{- /*
+meshinit.redirect.podSettings: the settings pods set by annotation
+(traffic.meshinit.io/<key>), one a line as "<key> <kind>" (kind: port, id,
+enum, ports, cidrs, ids or names). The policy checks their values against
+the RedirectPolicy instead of comparing them with the chart's.
+*/ -}}
+{{- define "meshinit.redirect.podSettings" -}}
+outbound-proxy-port port
+inbound-proxy-port port
+proxy-uid id
+proxy-gid id
+include-inbound-ports ports
+exclude-inbound-ports ports
+exclude-inbound-interfaces names
+include-outbound-ports ports
+exclude-outbound-ports ports
+include-outbound-cidrs cidrs
+exclude-outbound-cidrs cidrs
+exclude-outbound-uids ids
+exclude-outbound-gids ids
+capture-dns enum
+dns-proxy-port port
+{{- end -}}
+
 {{- /* meshinit.redirect.maxListBytes, maxListEntries: the list limits (MaxListBytes, MaxListEntries). */ -}}
 {{- define "meshinit.redirect.maxListBytes" -}}4096{{- end -}}
 {{- define "meshinit.redirect.maxListEntries" -}}256{{- end -}}
@@ -43,21 +73,27 @@ ignored-inbound-ports
 {{- /*
 meshinit.redirect.table: the settings table, as JSON, in its order: each
 setting's key, the pod annotation that sets it ("" when pods cannot), its
-kind (port, id, ports, cidrs, enum) and an enum's values. The
+kind (port, id, ports, cidrs, ids, names, enum) and an enum's values. The
 MutatingAdmissionPolicy reads and renders each setting by its kind
 (_inject.tpl), so a new setting of a known kind needs nothing more.
 */ -}}
 {{- define "meshinit.redirect.table" -}}
-[{"key":"outbound-proxy-port","annotation":"","kind":"port"},
- {"key":"inbound-proxy-port","annotation":"","kind":"port"},
- {"key":"proxy-uid","annotation":"","kind":"id"},
- {"key":"proxy-gid","annotation":"","kind":"id"},
+[{"key":"outbound-proxy-port","annotation":"traffic.meshinit.io/outbound-proxy-port","kind":"port"},
+ {"key":"inbound-proxy-port","annotation":"traffic.meshinit.io/inbound-proxy-port","kind":"port"},
+ {"key":"proxy-uid","annotation":"traffic.meshinit.io/proxy-uid","kind":"id"},
+ {"key":"proxy-gid","annotation":"traffic.meshinit.io/proxy-gid","kind":"id"},
  {"key":"include-inbound-ports","annotation":"traffic.meshinit.io/include-inbound-ports","kind":"ports"},
  {"key":"exclude-inbound-ports","annotation":"traffic.meshinit.io/exclude-inbound-ports","kind":"ports"},
  {"key":"ignored-inbound-ports","annotation":"","kind":"ports"},
+ {"key":"exclude-inbound-interfaces","annotation":"traffic.meshinit.io/exclude-inbound-interfaces","kind":"names"},
+ {"key":"include-outbound-ports","annotation":"traffic.meshinit.io/include-outbound-ports","kind":"ports"},
  {"key":"exclude-outbound-ports","annotation":"traffic.meshinit.io/exclude-outbound-ports","kind":"ports"},
  {"key":"include-outbound-cidrs","annotation":"traffic.meshinit.io/include-outbound-cidrs","kind":"cidrs"},
  {"key":"exclude-outbound-cidrs","annotation":"traffic.meshinit.io/exclude-outbound-cidrs","kind":"cidrs"},
+ {"key":"exclude-outbound-uids","annotation":"traffic.meshinit.io/exclude-outbound-uids","kind":"ids"},
+ {"key":"exclude-outbound-gids","annotation":"traffic.meshinit.io/exclude-outbound-gids","kind":"ids"},
+ {"key":"capture-dns","annotation":"traffic.meshinit.io/capture-dns","kind":"enum","values":["off","nameservers","all"]},
+ {"key":"dns-proxy-port","annotation":"traffic.meshinit.io/dns-proxy-port","kind":"port"},
  {"key":"ipv6","annotation":"","kind":"enum","values":["auto","on","off"]},
  {"key":"iptables-mode","annotation":"","kind":"enum","values":["auto","legacy","nft"]}]
 {{- end -}}

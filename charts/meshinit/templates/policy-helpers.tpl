@@ -23,17 +23,27 @@ one expression serve the seven matched kinds, whose types differ.
 meshinit.policy.lists: the list settings a pod sets, by annotation
 traffic.meshinit.io/<key> and, once injected, in meshinit's init container
 as --<key>=<value>. name prefixes the policy's variables for the
-annotation (the argument's are prefixed "arg"); kind is ports or cidrs;
-include lists capture what they list, exclude lists let it bypass the proxy;
-required names the variable of the ports the RedirectPolicy requires in
-that direction.
+annotation (the argument's are prefixed "arg"); kind is ports, cidrs, ids
+or names; include lists capture what they list, exclude lists let it
+bypass the proxy; required names the variable of the ports the
+RedirectPolicy requires in that direction. ids and names lists are
+checked against the RedirectPolicy's allowed (the variable holding
+spec.<spec>) wherever it requires ports in their direction or
+interception; what names their entries in messages.
 */ -}}
 {{- define "meshinit.policy.lists" -}}
 [{"key": "include-inbound-ports", "name": "includeInbound", "kind": "ports", "include": true, "required": "requiredInbound", "direction": "inbound"},
  {"key": "exclude-inbound-ports", "name": "excludeInbound", "kind": "ports", "include": false, "required": "requiredInbound", "direction": "inbound"},
+ {"key": "include-outbound-ports", "name": "includeOutbound", "kind": "ports", "include": true, "required": "requiredOutbound", "direction": "outbound"},
  {"key": "exclude-outbound-ports", "name": "excludeOutbound", "kind": "ports", "include": false, "required": "requiredOutbound", "direction": "outbound"},
  {"key": "include-outbound-cidrs", "name": "includeCIDRs", "kind": "cidrs", "include": true, "required": "requiredOutbound", "direction": "outbound"},
- {"key": "exclude-outbound-cidrs", "name": "excludeCIDRs", "kind": "cidrs", "include": false, "required": "requiredOutbound", "direction": "outbound"}]
+ {"key": "exclude-outbound-cidrs", "name": "excludeCIDRs", "kind": "cidrs", "include": false, "required": "requiredOutbound", "direction": "outbound"},
+ {"key": "exclude-outbound-uids", "name": "excludeUIDs", "kind": "ids", "include": false, "required": "requiredOutbound", "direction": "outbound",
+  "allowed": "allowedUIDs", "spec": "allowedOutboundUIDExclusions", "what": "UID"},
+ {"key": "exclude-outbound-gids", "name": "excludeGIDs", "kind": "ids", "include": false, "required": "requiredOutbound", "direction": "outbound",
+  "allowed": "allowedGIDs", "spec": "allowedOutboundGIDExclusions", "what": "GID"},
+ {"key": "exclude-inbound-interfaces", "name": "excludeInterfaces", "kind": "names", "include": false, "required": "requiredInbound", "direction": "inbound",
+  "allowed": "allowedInterfaces", "spec": "allowedInboundInterfaceExclusions", "what": "interface"}]
 {{- end -}}
 
 {{- /*
@@ -72,12 +82,12 @@ argument's "--<key>=" before the value).
 {{- /*
 meshinit.policy.chartArgs: the arguments of meshinit's init container as the
 chart configures the webhook to write them (redirect.Config.Args after
-"apply"), as JSON. For the list settings a pod sets, only "--<key>=": their
-values are checked against the RedirectPolicy instead.
+"apply"), as JSON. For the settings a pod sets (meshinit.redirect.podSettings),
+only "--<key>=": their values are checked against the RedirectPolicy instead.
 */ -}}
 {{- define "meshinit.policy.chartArgs" -}}
 {{- $keys := list -}}
-{{- range include "meshinit.policy.lists" . | fromJsonArray }}{{ $keys = append $keys .key }}{{ end -}}
+{{- range include "meshinit.redirect.podSettings" . | splitList "\n" }}{{ $keys = append $keys (first (splitList " " .)) }}{{ end -}}
 {{- $args := list "apply" -}}
 {{- range include "meshinit.redirect.settings" . | fromJsonArray -}}
 {{- $args = append $args (printf "--%s=%s" (index . 0) (ternary "" (index . 1) (has (index . 0) $keys))) -}}
@@ -87,11 +97,11 @@ values are checked against the RedirectPolicy instead.
 
 {{- /*
 meshinit.policy.podArgs: the positions in meshinit.policy.chartArgs of the
-list settings a pod sets, as JSON.
+settings a pod sets, as JSON.
 */ -}}
 {{- define "meshinit.policy.podArgs" -}}
 {{- $keys := list -}}
-{{- range include "meshinit.policy.lists" . | fromJsonArray }}{{ $keys = append $keys (printf "--%s=" .key) }}{{ end -}}
+{{- range include "meshinit.redirect.podSettings" . | splitList "\n" }}{{ $keys = append $keys (printf "--%s=" (first (splitList " " .))) }}{{ end -}}
 {{- $out := list -}}
 {{- range $i, $a := include "meshinit.policy.chartArgs" . | fromJsonArray }}{{ if has $a $keys }}{{ $out = append $out $i }}{{ end }}{{ end -}}
 {{- toJson $out -}}
@@ -187,6 +197,27 @@ addresses (::ffff:10.0.0.1), which Go reads: the policy refuses them.
   expression: "variables.{{ .name }}Ranges.filter(r, r[0] == r[1]).map(r, r[0])"
 - name: {{ .name }}Spans
   expression: "variables.{{ .name }}Ranges.filter(r, r[0] != r[1])"
+{{- else if or (eq .kind "ids") (eq .kind "names") }}
+- name: {{ .name }}Entries
+  expression: |-
+    (variables.{{ .name }}TooLong ? [] : variables.{{ .name }}Value.split(','))
+      .map(e, e.trim()).filter(e, e != '')
+- name: {{ .name }}Bad
+{{- if eq .kind "ids" }}
+  expression: "variables.{{ .name }}Entries.filter(e, !{{ include "meshinit.policy.isID" "e" }})"
+{{- else }}
+  expression: "variables.{{ .name }}Entries.filter(e, !e.matches('^[A-Za-z0-9_][A-Za-z0-9_.-]{0,14}$'))"
+{{- end }}
+- name: {{ .name }}Readable
+  expression: "!variables.{{ .name }}TooLong && variables.{{ .name }}Bad.size() == 0"
+- name: {{ .name }}Checked
+  expression: "variables.{{ .required }}.size() > 0 || variables.interception == 'Required'"
+- name: {{ .name }}Items
+{{- if eq .kind "ids" }}
+  expression: "!variables.{{ .name }}Readable ? [] : variables.{{ .name }}Entries.map(e, int(e))"
+{{- else }}
+  expression: "!variables.{{ .name }}Readable ? [] : variables.{{ .name }}Entries"
+{{- end }}
 {{- else }}
 - name: {{ .name }}Entries
   expression: |-
@@ -201,6 +232,14 @@ addresses (::ffff:10.0.0.1), which Go reads: the policy refuses them.
     !variables.{{ .name }}Readable ? [] : variables.{{ .name }}Entries.map(e,
       e.contains('/') ? cidr(e).masked() : cidr(e + (ip(e).family() == 4 ? '/32' : '/128')))
 {{- end }}
+{{- end -}}
+
+{{- /*
+meshinit.policy.isID: the string expression given is a decimal UID or GID
+0-4294967294, leading zeros allowed (as strconv.ParseUint reads it).
+*/ -}}
+{{- define "meshinit.policy.isID" -}}
+({{ . }}.matches('^0*[0-9]{1,10}$') && int({{ . }}) <= 4294967294)
 {{- end -}}
 
 {{- /* meshinit.policy.isPort: the string expression given is a decimal port 1-65535. */ -}}
@@ -231,7 +270,10 @@ RedirectPolicy requires outbound ports. Empty while the list cannot be read
 */ -}}
 {{- define "meshinit.policy.violations" -}}
 - name: {{ .name }}Violations
-{{- if eq .kind "ports" }}
+{{- if or (eq .kind "ids") (eq .kind "names") }}
+  expression: |-
+    !variables.{{ .name }}Checked ? [] : variables.{{ .name }}Items.filter(e, !(e in variables.{{ .allowed }}))
+{{- else if eq .kind "ports" }}
   expression: |-
     !variables.{{ .name }}Readable ? [] : variables.{{ .required }}.filter(p, {{ ternary "!" "" .include }}{{ include "meshinit.policy.inList" (dict "list" .name "port" "p") | nindent 6 | trim }})
 {{- else if .include }}
@@ -263,6 +305,19 @@ message saying it cannot be read while the RedirectPolicy requires ports in
 its direction, or ''.
 */ -}}
 {{- define "meshinit.policy.unreadable" -}}
+{{- if or (eq .kind "ids") (eq .kind "names") }}
+!variables.{{ .name }}Checked || variables.{{ .name }}Readable ? '' :
+  '{{ .field }} ' + (variables.{{ .name }}TooLong
+    ? strings.quote(variables.first64.map(i, variables.{{ .name }}Raw.charAt({{ .skip }} + i)).join() + '...') + ' is longer than ' + string(variables.maxListBytes)
+      + ' bytes or ' + string(variables.maxListEntries) + ' entries'
+    : 'entry ' + {{ include "meshinit.policy.quoted" (printf "variables.%sBad[0]" .name) }}
+{{- if eq .kind "ids" }}
+      + ' is not a numeric ID 0-4294967294')
+{{- else }}
+      + ' is not an interface name (1-15 letters, digits, "_", "." or "-", not starting with "-" or ".")')
+{{- end }}
+  + ', so RedirectPolicy ' + variables.policy + ' cannot check it against {{ .spec }}'
+{{- else }}
 variables.{{ .required }}.size() == 0 || variables.{{ .name }}Readable ? '' :
   '{{ .field }} ' + (variables.{{ .name }}TooLong
     ? strings.quote(variables.first64.map(i, variables.{{ .name }}Raw.charAt({{ .skip }} + i)).join() + '...') + ' is longer than ' + string(variables.maxListBytes)
@@ -274,6 +329,7 @@ variables.{{ .required }}.size() == 0 || variables.{{ .name }}Readable ? '' :
       + ' is not an IP address or a CIDR (IPv4-mapped IPv6 addresses are refused: write them as IPv4)')
 {{- end }}
   + ', so RedirectPolicy ' + variables.policy + ' cannot check that {{ .direction }} ' + {{ include "meshinit.policy.portsAre" .required }} + ' intercepted'
+{{- end }}
 {{- end -}}
 
 {{- /*
@@ -283,7 +339,19 @@ requires (its <name>Violations), or ''.
 */ -}}
 {{- define "meshinit.policy.violation" -}}
 variables.{{ .name }}Violations.size() == 0 ? '' :
-{{- if eq .kind "ports" }}
+{{- if or (eq .kind "ids") (eq .kind "names") }}
+  '{{ .field }} ' + {{ include "meshinit.policy.quoted" (printf "variables.%sValue" .name) }}
+{{- if eq .kind "ids" }}
+  + ' lets the processes of {{ .what }} ' + {{ include "meshinit.policy.cut" (dict "s" (printf "variables.%sViolations.map(e, string(e)).join(', ')" .name) "n" 256) }}
+  + ' send their traffic around the proxy'
+{{- else }}
+  + ' takes inbound traffic on interface ' + {{ include "meshinit.policy.cut" (dict "s" (printf "variables.%sViolations.join(', ')" .name) "n" 256) }}
+  + ' around the proxy'
+{{- end }}
+  + ', but RedirectPolicy ' + variables.policy + ' requires ' + (variables.{{ .required }}.size() > 0 ? '{{ .direction }} ' + {{ include "meshinit.policy.ports" .required }} + ' to reach the proxy' : 'interception (interception: Required)')
+  + ' and allows excluding ' + (variables.{{ .allowed }}.size() == 0 ? 'no {{ .what }}' : 'only ' + variables.{{ .allowed }}.map(a, string(a)).join(', '))
+  + ' ({{ .spec }})'
+{{- else if eq .kind "ports" }}
   {{ include "meshinit.policy.portsAre" (printf "%sViolations" .name) }} + ' required by RedirectPolicy ' + variables.policy
 {{- if .include }}
   + ' and must be listed in {{ .field }} (or set it to "*")'
@@ -301,4 +369,49 @@ variables.{{ .name }}Violations.size() == 0 ? '' :
   + ' to reach it and allows excluding ' + (variables.allowed.size() == 0 ? 'no destination' : 'only ' + variables.allowed.map(a, string(a)).join(', '))
   + ' (allowedOutboundCIDRExclusions)'
 {{- end }}
+{{- end -}}
+
+
+{{- /*
+meshinit.policy.scalars: the proxy's ports and identity a pod may set, as
+JSON: key, name (the variables' prefix; the chart's value is
+variables.<name>), kind (port or id) and arg (the position of
+--<key>= in meshinit.policy.chartArgs).
+*/ -}}
+{{- define "meshinit.policy.scalars" -}}
+{{- $args := include "meshinit.policy.chartArgs" . | fromJsonArray -}}
+{{- $out := list -}}
+{{- range list (list "outbound-proxy-port" "outboundProxyPort" "port") (list "inbound-proxy-port" "inboundProxyPort" "port") (list "proxy-uid" "proxyUID" "id") (list "proxy-gid" "proxyGID" "id") -}}
+{{- $prefix := printf "--%s=" (index . 0) -}}
+{{- $i := 0 -}}
+{{- range $j, $a := $args }}{{ if eq $a $prefix }}{{ $i = $j }}{{ end }}{{ end -}}
+{{- $out = append $out (dict "key" (index . 0) "name" (index . 1) "kind" (index . 2) "arg" $i "skip" (len $prefix)) -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{- /* meshinit.policy.scalarValue: the string expression s read as a port or ID (kind), -1 when it cannot be. */ -}}
+{{- define "meshinit.policy.scalarValue" -}}
+{{- if eq .kind "port" -}}
+({{ include "meshinit.policy.isPort" (printf "%s.trim()" .s) }} ? int({{ .s }}.trim()) : -1)
+{{- else -}}
+({{ include "meshinit.policy.isID" (printf "%s.trim()" .s) }} ? int({{ .s }}.trim()) : -1)
+{{- end -}}
+{{- end -}}
+
+{{- /* meshinit.policy.scalarVariables: the variables of one of meshinit.policy.scalars. */ -}}
+{{- define "meshinit.policy.scalarVariables" -}}
+{{- $annotation := printf "variables.annotations['traffic.meshinit.io/%s']" .key -}}
+- name: {{ .name }}Annotated
+  expression: "'traffic.meshinit.io/{{ .key }}' in variables.annotations"
+- name: {{ .name }}Annotation
+  expression: "variables.{{ .name }}Annotated ? {{ include "meshinit.policy.scalarValue" (dict "s" $annotation "kind" .kind) }} : variables.{{ .name }}"
+- name: {{ .name }}Arg
+  expression: "variables.injected ? {{ include "meshinit.policy.scalarValue" (dict "s" (printf "variables.meshinitArgs[%d].substring(%d)" (int .arg) (int .skip)) "kind" .kind) }} : variables.{{ .name }}"
+- name: {{ .name }}Effective
+  expression: "variables.injected ? variables.{{ .name }}Arg : variables.{{ .name }}Annotation"
+- name: {{ .name }}Overridden
+  expression: "variables.{{ .name }}Annotation != variables.{{ .name }} || variables.{{ .name }}Arg != variables.{{ .name }}"
+- name: {{ .name }}Override
+  expression: "variables.{{ .name }}Annotation != variables.{{ .name }} ? variables.{{ .name }}Annotation : variables.{{ .name }}Arg"
 {{- end -}}

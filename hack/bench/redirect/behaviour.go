@@ -343,6 +343,10 @@ var counters = regexp.MustCompile(` \[\d+:\d+\]`)
 
 // natTables reads the pod's nat table from each backend that has one with
 // rules. The legacy table is read only when it exists (reading creates it).
+// dumpTables are the tables natTables reads: nat, and raw when DNS is
+// captured (the conntrack zones).
+var dumpTables = []string{"nat"}
+
 func natTables(ctx context.Context, p pod) (natDump, error) {
 	var d natDump
 	var legacy bool
@@ -359,9 +363,13 @@ func natTables(ctx context.Context, p pod) (natDump, error) {
 		saves = append(saves, []string{"legacy", "iptables-legacy-save"})
 	}
 	for _, s := range saves {
-		out, err := outputInNetns(ctx, p.path(), s[1], "-t", "nat")
-		if err != nil {
-			return d, err
+		var out []byte
+		for _, table := range dumpTables {
+			o, err := outputInNetns(ctx, p.path(), s[1], "-t", table)
+			if err != nil {
+				return d, err
+			}
+			out = append(out, o...)
 		}
 		var keep []string
 		for _, l := range strings.Split(string(out), "\n") {

@@ -67,6 +67,8 @@ func benchMain(ctx context.Context, args []string, w io.Writer) (err error) {
 	n := fs.Int("n", 20, "timed runs of each tool (the issue asks for at least 20)")
 	execs := fs.Bool("execs", true, "also list the programs each tool starts (needs strace)")
 	verbose := fs.Bool("v", false, "print what each tool logs on its first apply")
+	dns := fs.String("dns", "off", `DNS capture in both tools: "off"; "all" (meshinit --capture-dns=all, istio --redirect-dns --capture-all-dns); `+
+		`"nameservers" (meshinit --capture-dns=nameservers, istio --redirect-dns: both read the nameservers of /etc/resolv.conf)`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -90,6 +92,23 @@ func benchMain(ctx context.Context, args []string, w io.Writer) (err error) {
 	istio := tool{name: "istio", chains: []string{"ISTIO_INBOUND", "ISTIO_OUTPUT"},
 		argv: []string{*agent, "istio-iptables", "-p", "15001", "-z", "15006", "-u", "1337", "-m", "REDIRECT",
 			"-i", "*", "-b", "*", "-d", "15090,15021,15020"}}
+	switch *dns {
+	case "off":
+	case "all":
+		meshinit.argv = append(meshinit.argv, "--capture-dns=all")
+		istio.argv = append(istio.argv, "--redirect-dns", "--capture-all-dns")
+	case "nameservers":
+		meshinit.argv = append(meshinit.argv, "--capture-dns=nameservers")
+		istio.argv = append(istio.argv, "--redirect-dns")
+	default:
+		return fmt.Errorf("-dns=%q: want off, all or nameservers", *dns)
+	}
+	if *dns != "off" {
+		// Both keep the app's DNS and the proxy's apart with conntrack
+		// zones in the raw table, which the dumps show too.
+		meshinit.chains = append(meshinit.chains, "MESHINIT_DNS")
+		dumpTables = append(dumpTables, "raw")
+	}
 	tools := []tool{meshinit, istio}
 
 	nss, err := newNamespaces(ctx)

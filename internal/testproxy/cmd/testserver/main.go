@@ -7,6 +7,12 @@
 // only if the answer starts with -expect (the Helm chart's test pod uses
 // this to see its traffic reach the proxy; the end-to-end tests and the
 // demo run it in pods with kubectl exec).
+//
+// With -dns it also answers DNS, over UDP and TCP, on those addresses (a TXT
+// record naming it, as internal/testdns does); with -dial and -dns-over
+// udp or tcp the client sends a DNS query instead and prints the answer's
+// text. The end-to-end test of DNS capture runs it as the nameserver, the
+// DNS proxy and the app's resolver.
 package main
 
 import (
@@ -20,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/meshinit/meshinit/internal/testdns"
 	"github.com/meshinit/meshinit/internal/testproxy"
 )
 
@@ -30,9 +37,17 @@ func main() {
 	expect := flag.String("expect", "", "with -dial: exit 1 unless the answer starts with this")
 	timeout := flag.Duration("timeout", 5*time.Second, "with -dial: keep trying to connect and read an answer for this long")
 	connect := flag.Bool("connect", false, "with -dial: only connect, read no answer (a server that speaks first, e.g. TLS, is not one)")
+	dns := flag.String("dns", "", "comma-separated addresses to answer DNS on, over UDP and TCP")
+	dnsOver := flag.String("dns-over", "", `with -dial: send a DNS query over "udp" or "tcp" and print the answer's text`)
 	flag.Parse()
 	if *dial != "" {
-		line, err := ask(*dial, *timeout, *connect)
+		var line string
+		var err error
+		if *dnsOver != "" {
+			line, err = askDNS(*dnsOver, *dial, *timeout)
+		} else {
+			line, err = ask(*dial, *timeout, *connect)
+		}
 		if err != nil {
 			log.Fatalf("dial %s: %v", *dial, err)
 		}
@@ -50,9 +65,46 @@ func main() {
 		log.Printf("%s listening on %s", *name, l.Addr())
 		go testproxy.Serve(l, *name)
 	}
+	for addr := range strings.SplitSeq(*dns, ",") {
+		if addr == "" {
+			continue
+		}
+		pc, err := net.ListenPacket("udp", addr)
+		if err != nil {
+			log.Fatalf("listen udp %s: %v", addr, err)
+		}
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			log.Fatalf("listen tcp %s: %v", addr, err)
+		}
+		log.Printf("%s answering DNS on %s (UDP and TCP)", *name, addr)
+		go testdns.ServeUDP(pc, *name)
+		go testdns.ServeTCP(l, *name)
+	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
 	<-sig
+}
+
+// askDNS sends a DNS query to addr over network (udp or tcp), retrying
+// failed attempts until timeout, and returns the answer's text.
+func askDNS(network, addr string, timeout time.Duration) (string, error) {
+	if network != "udp" && network != "tcp" {
+		return "", fmt.Errorf("-dns-over=%q: want udp or tcp", network)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		c, err := net.DialTimeout(network, addr, max(time.Until(deadline), time.Second))
+		var text string
+		if err == nil {
+			text, err = testdns.Ask(c, "e2e.meshinit.test")
+			c.Close()
+		}
+		if err == nil || time.Now().After(deadline) {
+			return text, err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // ask asks addr for its line ("connected" with connectOnly), retrying
