@@ -152,8 +152,8 @@ func TestInstall(t *testing.T) {
 		if got := ptr.Deref(svc.Spec.TrafficDistribution, ""); got != want {
 			t.Errorf("Service trafficDistribution %q on Kubernetes 1.%d, want %q", got, server.Minor, want)
 		}
-		// The check above sees warnings: PreferClose gets one where it is
-		// deprecated (1.34 and newer).
+		// The check above sees warnings: PreferClose gets one where
+		// PreferSameZone replaces it (1.35 and newer; v1.34.4 gives none).
 		preferClose := &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Namespace: releaseNamespace, Name: "preferclose"},
 			Spec: corev1.ServiceSpec{
@@ -164,7 +164,7 @@ func TestInstall(t *testing.T) {
 		if err := c.Create(ctx, preferClose, client.DryRunAll); err != nil {
 			t.Fatal(err)
 		}
-		if w := takeWarnings(); server.Minor >= 34 && !strings.Contains(w, "PreferClose") {
+		if w := takeWarnings(); server.Minor >= 35 && !strings.Contains(w, "PreferClose") {
 			t.Errorf("a Service with trafficDistribution PreferClose got warnings %q, want one about PreferClose", w)
 		}
 		// No webhook runs here and failurePolicy is Fail: an opted-in
