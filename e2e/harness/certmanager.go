@@ -144,10 +144,13 @@ func certManagerManifests(dir string) (string, error) {
 		return "", fmt.Errorf("rendering cert-manager's chart: %w", err)
 	}
 	var docs []string
-	for _, f := range files {
+	for name, f := range files {
+		if !strings.HasSuffix(name, ".yaml") { // NOTES.txt, helpers
+			continue
+		}
 		objs, err := charts.Decode(f)
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("cert-manager's chart: %s: %w", name, err)
 		}
 		for _, o := range objs {
 			if !certManagerKinds[o.GetKind()] || o.GetAnnotations()["helm.sh/hook"] != "" {
