@@ -105,7 +105,7 @@ func caBundleCAs(cfg *admissionregistrationv1.MutatingWebhookConfiguration) (inE
 		return nil, nil
 	}
 	for i, w := range cfg.Webhooks {
-		certs, _ := parseCertsPEM(w.ClientConfig.CABundle)
+		certs, _ := ParseCertsPEM(w.ClientConfig.CABundle)
 		if i == 0 {
 			inEvery = certs
 		} else {

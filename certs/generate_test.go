@@ -111,7 +111,7 @@ func TestIssueServing(t *testing.T) {
 	if c := ca.Certificate(); c.Subject.CommonName != "test CA" || !c.IsCA || !c.NotAfter.Equal(t0.Add(2*time.Hour)) {
 		t.Errorf("CA %q IsCA=%v NotAfter %s, want \"test CA\", a CA, %s", c.Subject.CommonName, c.IsCA, c.NotAfter, t0.Add(2*time.Hour))
 	}
-	if cas, err := parseCertsPEM(ca.CertPEM()); err != nil || len(cas) != 1 || !cas[0].Equal(ca.Certificate()) {
+	if cas, err := ParseCertsPEM(ca.CertPEM()); err != nil || len(cas) != 1 || !cas[0].Equal(ca.Certificate()) {
 		t.Errorf("CertPEM holds %d certificates (%v), want the CA's", len(cas), err)
 	}
 	roots := x509.NewCertPool()

@@ -48,7 +48,7 @@ func parseStored(data map[string][]byte) stored {
 // parseCA parses the trust bundle and the signing CA (its first certificate
 // with caKey).
 func parseCA(caCert, caKey []byte) ([]*x509.Certificate, *keyPair, error) {
-	trusted, err := parseCertsPEM(caCert)
+	trusted, err := ParseCertsPEM(caCert)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", keyCACert, err)
 	}
@@ -66,7 +66,7 @@ func parseCA(caCert, caKey []byte) ([]*x509.Certificate, *keyPair, error) {
 // parseKeyPair parses one certificate (the first in certPEM) and its key;
 // errors name the keys.
 func parseKeyPair(certName string, certPEM []byte, keyName string, keyPEM []byte) (*keyPair, error) {
-	certs, err := parseCertsPEM(certPEM)
+	certs, err := ParseCertsPEM(certPEM)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", certName, err)
 	}
@@ -80,9 +80,10 @@ func parseKeyPair(certName string, certPEM []byte, keyName string, keyPEM []byte
 	return &keyPair{cert: certs[0], key: key, certPEM: certPEM, keyPEM: keyPEM}, nil
 }
 
-// parseCertsPEM parses every CERTIFICATE block; there must be at least one
-// and nothing else.
-func parseCertsPEM(data []byte) ([]*x509.Certificate, error) {
+// ParseCertsPEM parses every CERTIFICATE block of data (a caBundle, ca.crt,
+// tls.crt); there must be at least one and nothing else. Errors name the
+// block.
+func ParseCertsPEM(data []byte) ([]*x509.Certificate, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("missing")
 	}

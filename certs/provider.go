@@ -75,7 +75,9 @@ var scheme = func() *runtime.Scheme {
 
 // Setup returns once the cert dir holds a usable certificate, retrying for
 // up to StartupTimeout; then it returns the last reason it was not usable.
+// From then on ExpiryMetric reports the cert dir's certificates.
 func (p *Provider) Setup(ctx context.Context) error {
+	expiry.dir.Store(&p.opts.CertDir)
 	err := poll.Until(ctx, time.Second, p.opts.StartupTimeout, func(ctx context.Context) error {
 		err := p.mode.setup(ctx)
 		if err != nil {

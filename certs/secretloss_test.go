@@ -124,7 +124,7 @@ func TestSelfManagedSecretDeletedWhilePodsAreCreated(t *testing.T) {
 			} else if s.UID == old.UID {
 				return errors.New("the Secret is not re-created yet")
 			}
-			bundle, err := parseCertsPEM([]byte(caBundles(in.webhookConfig(t))[0]))
+			bundle, err := ParseCertsPEM([]byte(caBundles(in.webhookConfig(t))[0]))
 			if err != nil {
 				return err
 			}

@@ -123,7 +123,7 @@ func TestSelfManagedRotationWithoutFailedRequests(t *testing.T) {
 		if len(b) != 1 {
 			t.Fatalf("webhooks disagree on the caBundle: %d different ones", len(b))
 		}
-		certs, err := parseCertsPEM([]byte(b[0]))
+		certs, err := ParseCertsPEM([]byte(b[0]))
 		if err != nil {
 			t.Fatalf("caBundle: %v", err)
 		}

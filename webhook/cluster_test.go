@@ -3,12 +3,14 @@ package webhook_test
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -269,6 +271,29 @@ func TestAgainstAPIServer(t *testing.T) {
 		} {
 			if !strings.Contains(body, want) {
 				t.Errorf("metrics lack %s", want)
+			}
+		}
+		// The certificates' expiry: the one served on the webhook port, and
+		// the CA of the caBundle that signed it.
+		conn, err := tls.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port), &tls.Config{InsecureSkipVerify: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		served := conn.ConnectionState().PeerCertificates[0]
+		conn.Close()
+		got, err := mwcs.Get(ctx, mwc.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bundle, err := certs.ParseCertsPEM(got.Webhooks[0].ClientConfig.CABundle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ca := bundle[slices.IndexFunc(bundle, func(ca *x509.Certificate) bool { return served.CheckSignatureFrom(ca) == nil })]
+		for certificate, notAfter := range map[string]time.Time{"serving": served.NotAfter, "ca": ca.NotAfter} {
+			sample := fmt.Sprintf("%s{certificate=%q}", certs.ExpiryMetric, certificate)
+			if v := counter(t, s, sample); v != float64(notAfter.Unix()) {
+				t.Errorf("%s = %v, want %v (%s)", sample, v, float64(notAfter.Unix()), notAfter)
 			}
 		}
 	})

@@ -6,10 +6,12 @@ import (
 	"testing"
 )
 
-// shippedBinaries are the programs meshinit's images run.
+// shippedBinaries are the programs meshinit ships: those its images run,
+// and the kubectl plugin.
 var shippedBinaries = []string{
 	"github.com/meshinit/meshinit/webhook/cmd/meshinit-webhook",
 	"github.com/meshinit/meshinit/initimage/cmd/redirector",
+	"github.com/meshinit/meshinit/kubectlplugin/cmd/kubectl-meshinit",
 }
 
 // toolingOnly are packages the module requires for its tests and tools
@@ -22,7 +24,7 @@ var toolingOnly = []string{
 }
 
 // TestShippedBinariesLinkNoTooling: one go.mod serves the product and its
-// tooling; the binaries in the images link none of the tooling.
+// tooling; the binaries meshinit ships link none of the tooling.
 func TestShippedBinariesLinkNoTooling(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {

@@ -143,17 +143,7 @@ func (c *cluster) serve(t *testing.T, port int, opts certs.Options, delay time.D
 		stop()
 		<-s.done
 	})
-	testkit.Eventually(t, 90*time.Second, "webhook ready", func() error {
-		select {
-		case err := <-s.done:
-			t.Fatalf("webhook.Serve returned before ready: %v", err)
-		default:
-		}
-		if code, body := s.get("probes", "/readyz?verbose"); code != http.StatusOK {
-			return fmt.Errorf("/readyz: %d\n%s", code, body)
-		}
-		return nil
-	})
+	testkit.AwaitReady(t, 90*time.Second, "webhook.Serve", fmt.Sprintf("http://127.0.0.1:%d/readyz?verbose", s.probes), s.done)
 	return s
 }
 

@@ -64,7 +64,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("reading namespace %s: %w", ns, err))
 	}
 
-	r := mutate(subject{pod: pod, namespace: ns, namespaceLabels: labels}, h.config)
+	r := Review(pod, ns, labels, h.config)
 	observe(r.Outcome, r.Reason)
 	var resp admission.Response
 	switch r.Outcome {

@@ -79,6 +79,20 @@ func parseFlags(args []string, o *ServerOptions, stderr io.Writer) (flags, error
 	return f, f.fs.Parse(args)
 }
 
+// ParseArgs parses the webhook command's arguments, as its Deployment
+// passes them, into the server's options: for tools that inspect an
+// installation (kubectl meshinit reads where the certificates come from).
+// It starts nothing. Defaults are those of the flags; certs.New fills in
+// the certificate options' own.
+func ParseArgs(args []string) (ServerOptions, error) {
+	var o ServerOptions
+	f, err := parseFlags(args, &o, io.Discard)
+	if err == nil && f.fs.NArg() > 0 {
+		err = fmt.Errorf("unexpected argument %q: settings are flags", f.fs.Arg(0))
+	}
+	return o, err
+}
+
 // newLogger returns a structured logger writing to w. logr's V(n) is slog
 // level -n, so debug shows V(1) to V(4).
 func newLogger(w io.Writer, format, level string) (logr.Logger, error) {

@@ -3,7 +3,6 @@ package webhook_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -50,22 +49,7 @@ func TestMainAgainstAPIServer(t *testing.T) {
 			"--webhook-config-name=meshinit",
 		}, os.Stdout, os.Stderr)
 	}()
-	testkit.Eventually(t, 90*time.Second, "the command ready", func() error {
-		select {
-		case code := <-done:
-			t.Fatalf("Main exited with %d before ready", code)
-		default:
-		}
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probes))
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/readyz: %s", resp.Status)
-		}
-		return nil
-	})
+	testkit.AwaitReady(t, 90*time.Second, "webhook.Main", fmt.Sprintf("http://127.0.0.1:%d/readyz", probes), done)
 
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}}}
 	stored, err := c.admin.CoreV1().Pods("app").Create(ctx, pod, metav1.CreateOptions{})

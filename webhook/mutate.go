@@ -41,6 +41,20 @@ type Result struct {
 	Warnings []string
 	// Status is the injection the pod carries afterwards, if any.
 	Status *Status
+	// Container is the canonical init container the pod carries afterwards
+	// (OutcomeInjected and OutcomeUnchanged only).
+	Container *corev1.Container
+}
+
+// Review is what the webhook does with pod, created in namespace (labelled
+// namespaceLabels), under c: the pure core its Handler runs for every
+// review, for tools that predict or audit injection without changing
+// anything (kubectl meshinit). A pod that already runs is current when the
+// Outcome is OutcomeUnchanged: it carries exactly the init container c
+// builds for it, at its placement, and the status annotation. c must be
+// validated (see [ParseConfig]).
+func Review(pod *corev1.Pod, namespace string, namespaceLabels map[string]string, c *Config) Result {
+	return mutate(subject{pod: pod, namespace: namespace, namespaceLabels: namespaceLabels}, c)
 }
 
 // mutate reviews one pod against the configuration: whether it is injected,
@@ -74,9 +88,9 @@ func mutate(s subject, c *Config) Result {
 		patch = append(patch, statusPatch(s.pod, status))
 	}
 	if len(patch) == 0 {
-		return Result{Outcome: OutcomeUnchanged, Reason: d.Reason, Status: &status}
+		return Result{Outcome: OutcomeUnchanged, Reason: d.Reason, Status: &status, Container: &container}
 	}
-	return Result{Outcome: OutcomeInjected, Reason: d.Reason, Patch: patch, Status: &status}
+	return Result{Outcome: OutcomeInjected, Reason: d.Reason, Patch: patch, Status: &status, Container: &container}
 }
 
 // containerPatch puts container at its placement among inits. The webhook

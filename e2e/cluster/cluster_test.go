@@ -16,7 +16,31 @@ import (
 	"time"
 
 	"github.com/meshinit/meshinit/internal/images"
+	"github.com/meshinit/meshinit/internal/poll"
 )
+
+// podSucceeds waits for a run-to-completion pod to end and fails the test
+// unless it succeeded, printing what tells why: the pod's description and
+// logs, the Service rules kube-proxy wrote and the end of its log.
+func podSucceeds(t *testing.T, ctx context.Context, c *Cluster, ns, name string) {
+	t.Helper()
+	var phase string
+	err := poll.Until(ctx, time.Second, 90*time.Second, func(ctx context.Context) error {
+		out, err := c.Kubectl(ctx, "-n", ns, "get", "pod", name, "-o", "jsonpath={.status.phase}")
+		if phase = strings.TrimSpace(out); err != nil || (phase != "Succeeded" && phase != "Failed") {
+			return fmt.Errorf("pod %s/%s is %q (%v)", ns, name, phase, err)
+		}
+		return nil
+	})
+	if err == nil && phase == "Succeeded" {
+		return
+	}
+	describe, _ := c.Kubectl(ctx, "-n", ns, "describe", "pod", name)
+	logs, _ := c.Kubectl(ctx, "-n", ns, "logs", name)
+	rules, _ := run(ctx, "iptables-save", "-t", "nat")
+	t.Fatalf("pod %s/%s did not succeed (phase %q, %v)\n--- describe\n%s\n--- logs\n%s\n--- nat rules\n%s\n--- kube-proxy's log (end)\n%s",
+		ns, name, phase, err, describe, logs, rules, tail(c.opts.logFile("kube-proxy"), 40))
+}
 
 // TestLocalCluster brings the local cluster up (or reuses a running one),
 // runs pods from images built here, and tears it down, checking that
@@ -98,7 +122,7 @@ func TestLocalCluster(t *testing.T) {
 	t.Run("another pod reaches it through its Service", func(t *testing.T) {
 		kubectl(t, "-n", ns, "run", "client", "--image", server, "--image-pull-policy", "Never", "--restart", "Never",
 			"--", "-dial", clusterIP+":80", "-timeout", "60s")
-		kubectl(t, "-n", ns, "wait", "pod/client", "--for", "jsonpath={.status.phase}=Succeeded", "--timeout", "90s")
+		podSucceeds(t, ctx, c, ns, "client")
 		if got := strings.TrimSpace(kubectl(t, "-n", ns, "logs", "client")); got != "server" {
 			t.Errorf("client's output %q, want the server's name", got)
 		}
@@ -135,7 +159,7 @@ func TestLocalCluster(t *testing.T) {
 		api := c.Options().ServiceCIDR.Addr().Next().String() + ":443"
 		kubectl(t, "-n", ns, "run", "api-client", "--image", server, "--image-pull-policy", "Never", "--restart", "Never",
 			"--", "-dial", api, "-connect", "-timeout", "60s")
-		kubectl(t, "-n", ns, "wait", "pod/api-client", "--for", "jsonpath={.status.phase}=Succeeded", "--timeout", "90s")
+		podSucceeds(t, ctx, c, ns, "api-client")
 	})
 
 	t.Run("Up again reuses it", func(t *testing.T) {

@@ -7,6 +7,9 @@
 //
 // It prints one line per archive written ("<file>\t<ref>\t<digest>\t<n>
 // bytes") and per index pushed; -v also shows apt's output, on stderr.
+//
+// With -plugin FILE it builds only kubectl-meshinit, for this machine, into
+// FILE, as the images' programs are built (`make plugin`).
 package main
 
 import (
@@ -24,12 +27,20 @@ import (
 )
 
 func main() {
-	o, err := parseFlags(os.Args[1:], os.Stderr)
+	o, plugin, err := parseFlags(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
 	}
 	if err != nil {
 		os.Exit(2) // already reported, with the usage
+	}
+	if plugin != "" {
+		if err := images.BuildPlugin(context.Background(), "", runtime.GOOS, runtime.GOARCH, o.Version, plugin); err != nil {
+			fmt.Fprintln(os.Stderr, "images:", err)
+			os.Exit(1)
+		}
+		fmt.Println(plugin)
+		return
 	}
 	o.Log = os.Stdout
 	if _, err := images.Build(context.Background(), o); err != nil {
@@ -39,8 +50,9 @@ func main() {
 }
 
 // parseFlags turns the command line into Build's options (Log aside);
-// AptLog is stderr with -v. Usage and errors go to output.
-func parseFlags(args []string, output io.Writer) (images.Options, error) {
+// AptLog is stderr with -v. plugin is -plugin's file. Usage and errors go
+// to output.
+func parseFlags(args []string, output io.Writer) (o images.Options, plugin string, err error) {
 	fs := flag.NewFlagSet("images", flag.ContinueOnError)
 	fs.SetOutput(output)
 	archs := fs.String("arch", runtime.GOARCH, "comma-separated architectures: "+strings.Join(oci.SupportedArchs(), ", "))
@@ -50,16 +62,17 @@ func parseFlags(args []string, output io.Writer) (images.Options, error) {
 	only := fs.String("images", strings.Join(images.Names(), ","), "comma-separated images to build")
 	refresh := fs.Bool("refresh", false, "fetch Debian's package lists again first (new security updates); otherwise the cached lists are reused")
 	verbose := fs.Bool("v", false, "show apt's output")
+	fs.StringVar(&plugin, "plugin", "", "build only kubectl-meshinit, for this machine, into this file (and -version)")
 	if err := fs.Parse(args); err != nil {
-		return images.Options{}, err
+		return images.Options{}, "", err
 	}
 	if fs.NArg() > 0 {
 		err := fmt.Errorf("unexpected arguments %q", fs.Args())
 		fmt.Fprintln(output, err)
 		fs.Usage()
-		return images.Options{}, err
+		return images.Options{}, "", err
 	}
-	o := images.Options{
+	o = images.Options{
 		Archs:         split(*archs),
 		Version:       *version,
 		Out:           *out,
@@ -70,7 +83,7 @@ func parseFlags(args []string, output io.Writer) (images.Options, error) {
 	if *verbose {
 		o.AptLog = os.Stderr
 	}
-	return o, nil
+	return o, plugin, nil
 }
 
 func split(s string) []string {

@@ -14,14 +14,15 @@ import (
 
 func TestParseFlags(t *testing.T) {
 	for _, tc := range []struct {
-		args []string
-		want images.Options
+		args   []string
+		want   images.Options
+		plugin string
 	}{
 		{nil, images.Options{
 			Archs: []string{runtime.GOARCH},
 			Out:   "_output/images",
 			Only:  images.Names(),
-		}},
+		}, ""},
 		// What make images passes, and every other flag.
 		{[]string{"-arch", "amd64, arm64,", "-version", "v1.2.3", "-push", "registry.example.com/meshinit",
 			"-out", "/tmp/x", "-images", "webhook,test-app", "-refresh", "-v"}, images.Options{
@@ -32,25 +33,32 @@ func TestParseFlags(t *testing.T) {
 			Push:          "registry.example.com/meshinit",
 			RefreshDebian: true,
 			AptLog:        os.Stderr,
-		}},
+		}, ""},
+		// What make plugin passes.
+		{[]string{"-plugin", "_output/bin/kubectl-meshinit", "-version", "v1.2.3"}, images.Options{
+			Archs:   []string{runtime.GOARCH},
+			Version: "v1.2.3",
+			Out:     "_output/images",
+			Only:    images.Names(),
+		}, "_output/bin/kubectl-meshinit"},
 	} {
-		got, err := parseFlags(tc.args, io.Discard)
+		got, plugin, err := parseFlags(tc.args, io.Discard)
 		if err != nil {
 			t.Errorf("parseFlags(%q): %v", tc.args, err)
 			continue
 		}
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("parseFlags(%q) = %+v, want %+v", tc.args, got, tc.want)
+		if !reflect.DeepEqual(got, tc.want) || plugin != tc.plugin {
+			t.Errorf("parseFlags(%q) = %+v, %q; want %+v, %q", tc.args, got, plugin, tc.want, tc.plugin)
 		}
 	}
 }
 
 func TestParseFlagsErrors(t *testing.T) {
-	if _, err := parseFlags([]string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
+	if _, _, err := parseFlags([]string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v, want flag.ErrHelp", err)
 	}
 	for _, args := range [][]string{{"-arch"}, {"-nope"}, {"amd64"}} {
-		if _, err := parseFlags(args, io.Discard); err == nil {
+		if _, _, err := parseFlags(args, io.Discard); err == nil {
 			t.Errorf("parseFlags(%q) succeeded", args)
 		}
 	}

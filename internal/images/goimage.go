@@ -147,9 +147,14 @@ type binary struct {
 	versionVar string
 }
 
-// build builds b for p into file with the go command goTool ("" for $GO,
-// else "go"). go build's output is quoted in the error.
+// build builds b for p (Linux) into file with the go command goTool (""
+// for $GO, else "go"). go build's output is quoted in the error.
 func (b binary) build(ctx context.Context, goTool string, p oci.Platform, version, file string) error {
+	return b.buildFor(ctx, goTool, "linux", p.GOARCH, version, file)
+}
+
+// buildFor is build for any goos and goarch.
+func (b binary) buildFor(ctx context.Context, goTool, goos, goarch, version, file string) error {
 	if goTool == "" {
 		goTool = os.Getenv("GO")
 	}
@@ -161,14 +166,14 @@ func (b binary) build(ctx context.Context, goTool string, p oci.Platform, versio
 		ldflags += fmt.Sprintf(" -X %s=%s", b.versionVar, version)
 	}
 	cmd := exec.CommandContext(ctx, goTool, "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", file, b.pkg)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+p.GOARCH)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
 		if msg := strings.TrimSpace(out.String()); msg != "" {
-			return fmt.Errorf("build %s for %s: %w\n%s", b.pkg, p, err, msg)
+			return fmt.Errorf("build %s for %s/%s: %w\n%s", b.pkg, goos, goarch, err, msg)
 		}
-		return fmt.Errorf("build %s for %s: %w", b.pkg, p, err)
+		return fmt.Errorf("build %s for %s/%s: %w", b.pkg, goos, goarch, err)
 	}
 	return nil
 }

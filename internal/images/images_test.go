@@ -45,7 +45,7 @@ func TestTagSafe(t *testing.T) {
 // variable that does not exist, so a moved or renamed one would leave every
 // image at its default version.
 func TestVersionVars(t *testing.T) {
-	for _, b := range []binary{redirectorBin, webhookImage.binary(), testAppImage.binary(), testProxyImage.binary()} {
+	for _, b := range []binary{redirectorBin, webhookImage.binary(), testAppImage.binary(), testProxyImage.binary(), pluginBin} {
 		if b.versionVar == "" {
 			continue
 		}

@@ -177,6 +177,26 @@ func (s *APIServer) User(t testing.TB, name string, groups ...string) *rest.Conf
 	return rest.CopyConfig(u.Config())
 }
 
+// UserKubeconfig is the path of a kubeconfig file for a user authenticated
+// by a client certificate as name, in groups, as User makes them: for
+// commands that read kubeconfig files (kubectl plugins).
+func (s *APIServer) UserKubeconfig(t testing.TB, name string, groups ...string) string {
+	t.Helper()
+	u, err := s.env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		t.Fatalf("adding user %s: %v", name, err)
+	}
+	kubeconfig, err := u.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), name+".kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // Kubectl runs kubectl as the admin with args and stdin, and returns its
 // output and its error (an *exec.ExitError when it exits non-zero).
 func (s *APIServer) Kubectl(stdin string, args ...string) (stdout, stderr string, err error) {

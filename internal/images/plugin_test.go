@@ -1,0 +1,41 @@
+package images
+
+import (
+	"context"
+	"debug/elf"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestBuildPlugin builds kubectl-meshinit as `make plugin` does and checks
+// that it is static and that `kubectl meshinit version` prints the version
+// BuildPlugin sets with -ldflags -X.
+func TestBuildPlugin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a Go binary")
+	}
+	bin := filepath.Join(t.TempDir(), "bin", "kubectl-meshinit")
+	if err := BuildPlugin(context.Background(), "", runtime.GOOS, runtime.GOARCH, testVersion, bin); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != testVersion {
+		t.Errorf("kubectl-meshinit version: %q, %v; want %q", out, err, testVersion)
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Error("kubectl-meshinit is dynamically linked (it has a program interpreter)")
+		}
+	}
+}

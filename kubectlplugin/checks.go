@@ -1,0 +1,282 @@
+package kubectlplugin
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/meshinit/meshinit/api/v1alpha1"
+)
+
+// A check is one of `check`'s: a pure function of what was gathered and
+// the time, returning a Finding for each thing it looked at.
+type check func(in Install, now time.Time) []Finding
+
+// checks run in this order: the API and policies first, then the injector
+// (webhook or MutatingAdmissionPolicy), its configuration, the webhook's
+// replicas and its certificates.
+var checks = []check{checkRedirectPolicyAPI, checkPolicies, checkInjector, checkConfig, checkWebhook, checkCertificates}
+
+// runChecks runs every check.
+func runChecks(in Install, now time.Time) []Finding {
+	var out []Finding
+	for _, c := range checks {
+		out = append(out, c(in, now)...)
+	}
+	return out
+}
+
+// helmFix re-renders the release: helm upgrade creates again what is
+// missing and puts back what was changed.
+func helmFix(r release, set ...string) string {
+	name := cmp.Or(r.Name, chartName)
+	fix := fmt.Sprintf("helm upgrade %s charts/meshinit -n %s --reuse-values", name, r.Namespace)
+	for _, s := range set {
+		fix += " --set " + s
+	}
+	return fix
+}
+
+const crdName = "redirectpolicies." + v1alpha1.GroupName
+
+func checkRedirectPolicyAPI(in Install, _ time.Time) []Finding {
+	obj := object("CustomResourceDefinition", crdName)
+	if !in.RedirectPolicyServed {
+		return []Finding{problem(obj, "not served: RedirectPolicies cannot be created, and the policy cannot read them (with policy.failurePolicy Fail it refuses what it matches)",
+			"kubectl apply -f charts/meshinit/crds/meshinit.io_redirectpolicies.yaml   # helm installs CRDs but never upgrades or re-creates them")}
+	}
+	return []Finding{ok(obj, fmt.Sprintf("served as %s; %s", v1alpha1.SchemeGroupVersion, plural(in.RedirectPolicies, "RedirectPolicy", "RedirectPolicies")))}
+}
+
+// enforcesRedirectPolicies reports whether p is the policy that reads
+// RedirectPolicies (its parameters).
+func enforcesRedirectPolicies(p admissionregistrationv1.ValidatingAdmissionPolicy) bool {
+	k := p.Spec.ParamKind
+	return k != nil && k.Kind == "RedirectPolicy" && k.APIVersion == v1alpha1.SchemeGroupVersion.String()
+}
+
+// guardsWebhookConfig reports whether p is the policy that keeps the
+// webhook's ServiceAccount to the caBundle (webhook-cabundle-policy.yaml).
+func guardsWebhookConfig(p admissionregistrationv1.ValidatingAdmissionPolicy) bool {
+	if p.Spec.MatchConstraints == nil {
+		return false
+	}
+	return slices.ContainsFunc(p.Spec.MatchConstraints.ResourceRules, func(r admissionregistrationv1.NamedRuleWithOperations) bool {
+		return slices.Contains(r.Resources, "mutatingwebhookconfigurations")
+	})
+}
+
+// checkPolicies: the ValidatingAdmissionPolicies are there, type-checked
+// without warnings, and bound; the one that enforces RedirectPolicies in
+// both scopes (meshinit's namespace for every namespace, and each
+// namespace's own).
+func checkPolicies(in Install, _ time.Time) []Finding {
+	var out []Finding
+	r := in.Release
+	if !slices.ContainsFunc(in.Policies, enforcesRedirectPolicies) {
+		out = append(out, problem("ValidatingAdmissionPolicy", "none of "+r.String()+" enforces RedirectPolicies: they are not enforced", helmFix(r, "policy.enabled=true")))
+	}
+	if len(in.WebhookConfigs) > 0 && !slices.ContainsFunc(in.Policies, guardsWebhookConfig) {
+		out = append(out, problem("ValidatingAdmissionPolicy", "none keeps the webhook's ServiceAccount to the caBundle of its MutatingWebhookConfiguration: a stolen webhook token could rewrite it", helmFix(r)))
+	}
+	policies := slices.Clone(in.Policies)
+	slices.SortFunc(policies, func(a, b admissionregistrationv1.ValidatingAdmissionPolicy) int { return cmp.Compare(a.Name, b.Name) })
+	for _, p := range policies {
+		out = append(out, typeChecked(p, r))
+		var bindings []admissionregistrationv1.ValidatingAdmissionPolicyBinding
+		for _, b := range in.Bindings {
+			if b.Spec.PolicyName == p.Name {
+				bindings = append(bindings, b)
+			}
+		}
+		out = append(out, bound(p, bindings, r)...)
+	}
+	for _, b := range in.Bindings {
+		if !slices.ContainsFunc(in.Policies, func(p admissionregistrationv1.ValidatingAdmissionPolicy) bool { return p.Name == b.Spec.PolicyName }) {
+			out = append(out, problem(object("ValidatingAdmissionPolicyBinding", b.Name), "binds ValidatingAdmissionPolicy "+b.Spec.PolicyName+", which does not exist", helmFix(r)))
+		}
+	}
+	return out
+}
+
+// typeChecked: the API server's type check of p (status.typeChecking,
+// which kube-controller-manager fills in) is done for its current
+// generation and warns about nothing.
+func typeChecked(p admissionregistrationv1.ValidatingAdmissionPolicy, r release) Finding {
+	obj := object("ValidatingAdmissionPolicy", p.Name)
+	tc := p.Status.TypeChecking
+	switch {
+	case tc == nil || p.Status.ObservedGeneration < p.Generation:
+		return problem(obj, fmt.Sprintf("not type-checked yet (status.observedGeneration %d, generation %d): kube-controller-manager's validatingadmissionpolicy-status controller checks a policy within seconds of a change",
+			p.Status.ObservedGeneration, p.Generation), "kubectl meshinit check   # again in a minute; if it stays, look at kube-controller-manager")
+	case len(tc.ExpressionWarnings) > 0:
+		var ws []string
+		for _, w := range tc.ExpressionWarnings {
+			ws = append(ws, w.FieldRef+": "+w.Warning)
+		}
+		return problem(obj, fmt.Sprintf("type checking warns %s: %s", plural(len(ws), "time", "times"), strings.Join(ws, "; ")),
+			helmFix(r)+"   # with a chart made for this Kubernetes version: its CEL does not type-check against this API server's types")
+	}
+	return ok(obj, "type-checked without warnings")
+}
+
+// bound: p has a binding; the RedirectPolicy one has both scopes.
+func bound(p admissionregistrationv1.ValidatingAdmissionPolicy, bindings []admissionregistrationv1.ValidatingAdmissionPolicyBinding, r release) []Finding {
+	if len(bindings) == 0 {
+		return []Finding{problem(object("ValidatingAdmissionPolicy", p.Name), "no ValidatingAdmissionPolicyBinding binds it: it is not enforced", helmFix(r))}
+	}
+	var out []Finding
+	scopes := map[string]bool{}
+	for _, b := range bindings {
+		scope := "everywhere"
+		if pr := b.Spec.ParamRef; pr != nil {
+			scope = "with the RedirectPolicies of each namespace"
+			if pr.Namespace != "" {
+				scope = "with the RedirectPolicies of namespace " + pr.Namespace + " everywhere"
+			}
+			scopes[pr.Namespace] = true
+		}
+		out = append(out, ok(object("ValidatingAdmissionPolicyBinding", b.Name), fmt.Sprintf("binds %s %s, validationActions %v", p.Name, scope, b.Spec.ValidationActions)))
+	}
+	if enforcesRedirectPolicies(p) {
+		if !scopes[r.Namespace] {
+			out = append(out, problem(object("ValidatingAdmissionPolicy", p.Name), "no binding reads the RedirectPolicies of meshinit's namespace "+r.Namespace+", which apply to every namespace", helmFix(r)))
+		}
+		if !scopes[""] {
+			out = append(out, problem(object("ValidatingAdmissionPolicy", p.Name), "no binding reads each namespace's own RedirectPolicies", helmFix(r)))
+		}
+	}
+	return out
+}
+
+// checkInjector: pods are injected by the webhook (a
+// MutatingWebhookConfiguration) or, in policy mode, a bound
+// MutatingAdmissionPolicy.
+func checkInjector(in Install, _ time.Time) []Finding {
+	r := in.Release
+	if len(in.WebhookConfigs) == 0 && len(in.MutatingPolicies) == 0 {
+		return []Finding{problem("injector", "neither a MutatingWebhookConfiguration nor a MutatingAdmissionPolicy of "+r.String()+": no pod is injected", helmFix(r))}
+	}
+	var out []Finding
+	for _, m := range in.WebhookConfigs {
+		var to []string
+		for _, w := range m.Webhooks {
+			svc, policy := "a URL", ""
+			if s := w.ClientConfig.Service; s != nil {
+				svc = "Service " + s.Namespace + "/" + s.Name
+			}
+			if w.FailurePolicy != nil {
+				policy = ", failurePolicy " + string(*w.FailurePolicy)
+			}
+			to = append(to, fmt.Sprintf("%s to %s%s", w.Name, svc, policy))
+		}
+		out = append(out, ok(object("MutatingWebhookConfiguration", m.Name), strings.Join(to, "; ")))
+	}
+	for _, p := range in.MutatingPolicies {
+		obj := object("MutatingAdmissionPolicy", p.Name)
+		var names []string
+		for _, b := range in.MutatingPolicyBindings {
+			if b.Spec.PolicyName == p.Name {
+				names = append(names, b.Name)
+			}
+		}
+		if len(names) == 0 {
+			out = append(out, problem(obj, "no MutatingAdmissionPolicyBinding binds it: no pod is injected by it", helmFix(r)))
+			continue
+		}
+		out = append(out, ok(obj, "injects in the API server; bound by "+strings.Join(names, ", ")))
+	}
+	return out
+}
+
+// checkConfig: the webhook's configuration parses. In policy mode without
+// a webhook there may be none; `pods` and `explain` need it.
+func checkConfig(in Install, _ time.Time) []Finding {
+	obj := object("ConfigMap", in.Release.Namespace+"/"+cmp.Or(in.ConfigMap, "?"))
+	switch {
+	case in.ConfigErr != nil && len(in.WebhookConfigs) == 0:
+		return []Finding{info(obj, in.ConfigErr.Error()+"; kubectl meshinit pods and explain need it")}
+	case in.ConfigErr != nil:
+		return []Finding{problem(obj, in.ConfigErr.Error(), helmFix(in.Release))}
+	}
+	return []Finding{ok(obj, "the webhook's configuration parses")}
+}
+
+// checkWebhook: in webhook mode, the Deployment is available and its
+// Service has ready endpoints.
+func checkWebhook(in Install, _ time.Time) []Finding {
+	if len(in.WebhookConfigs) == 0 {
+		return nil
+	}
+	r := in.Release
+	var out []Finding
+	d := in.Deployment
+	if d == nil {
+		out = append(out, problem("Deployment", "no webhook Deployment of "+r.String()+": reviews fail, so pods in opted-in namespaces are refused (failurePolicy Fail) or start uninjected (Ignore)", helmFix(r)))
+	} else {
+		out = append(out, deploymentAvailable(*d, in.ArgsErr, r))
+	}
+	ref := in.ServiceRef()
+	if ref == nil {
+		return out
+	}
+	obj := object("Service", ref.Namespace+"/"+ref.Name)
+	if in.Service == nil {
+		return append(out, problem(obj, "missing: the webhook configuration sends reviews to it", helmFix(r)))
+	}
+	if n := readyEndpoints(in); n == 0 {
+		out = append(out, problem(obj, "no ready endpoint: the API server cannot reach the webhook",
+			fmt.Sprintf("kubectl -n %s get pods -l %s=webhook,%s=%s   # and their events and logs", ref.Namespace, labelComponent, labelName, chartName)))
+	} else {
+		out = append(out, ok(obj, plural(n, "ready endpoint", "ready endpoints")))
+	}
+	return out
+}
+
+func deploymentAvailable(d appsv1.Deployment, argsErr error, r release) Finding {
+	obj := object("Deployment", d.Namespace+"/"+d.Name)
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	available := slices.ContainsFunc(d.Status.Conditions, func(c appsv1.DeploymentCondition) bool {
+		return c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue
+	})
+	switch {
+	case argsErr != nil:
+		return problem(obj, "the webhook's arguments do not parse: "+argsErr.Error(), helmFix(r))
+	case want == 0:
+		return problem(obj, "scaled to 0 replicas: pods in opted-in namespaces are refused (failurePolicy Fail) or start uninjected (Ignore)", helmFix(r, "webhook.replicas=2"))
+	case !available || d.Status.ReadyReplicas == 0:
+		return problem(obj, fmt.Sprintf("not available: %d of %d replicas ready", d.Status.ReadyReplicas, want),
+			fmt.Sprintf("kubectl -n %s describe deployment %s; kubectl -n %s logs deployment/%s", d.Namespace, d.Name, d.Namespace, d.Name))
+	}
+	return ok(obj, fmt.Sprintf("available, %d of %d replicas ready", d.Status.ReadyReplicas, want))
+}
+
+// readyEndpoints counts the Service's ready endpoint addresses (an
+// endpoint without the condition counts as ready, as for kube-proxy).
+func readyEndpoints(in Install) int {
+	n := 0
+	for _, s := range in.Endpoints {
+		for _, e := range s.Endpoints {
+			if e.Conditions.Ready == nil || *e.Conditions.Ready {
+				n += len(e.Addresses)
+			}
+		}
+	}
+	return n
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -1,0 +1,292 @@
+package kubectlplugin
+
+import (
+	"crypto/x509"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/meshinit/meshinit/certs"
+	"github.com/meshinit/meshinit/charts"
+	"github.com/meshinit/meshinit/webhook"
+)
+
+const (
+	testNamespace   = "meshinit-system"
+	testServiceName = "meshinit-webhook." + testNamespace + ".svc"
+)
+
+// testCerts are CAs and serving certificates for the webhook's Service,
+// issued an hour before now unless said otherwise: ca and what it signed
+// (serving for 90 days, soon for 3, expired a day long, 25 hours ago);
+// otherCA, which signed nothing; expiredCA (two days ago, for a day) and
+// what it signed; soonCA (for 4 days) and what it signed (for 2 days).
+type testCerts struct {
+	ca                                *certs.CA
+	serving, soon, expired            []*x509.Certificate
+	otherCA, expiredCA, soonCA        *certs.CA
+	servedByExpiredCA, servedBySoonCA []*x509.Certificate
+}
+
+func issueTestCerts(t *testing.T, now time.Time) testCerts {
+	t.Helper()
+	newCA := func(name string, validity time.Duration, at time.Time) *certs.CA {
+		ca, err := certs.NewCA(name, validity, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ca
+	}
+	issue := func(ca *certs.CA, validity time.Duration, at time.Time) []*x509.Certificate {
+		certPEM, _, err := ca.IssueServing(certs.DNSNames("meshinit-webhook", testNamespace), nil, validity, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chain, err := certs.ParseCertsPEM(certPEM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return chain
+	}
+	tc := testCerts{ca: newCA("meshinit-ca", 365*24*time.Hour, now.Add(-time.Hour)), otherCA: newCA("other-ca", 365*24*time.Hour, now.Add(-time.Hour))}
+	tc.serving = issue(tc.ca, 90*24*time.Hour, now.Add(-time.Hour))
+	tc.soon = issue(tc.ca, 3*24*time.Hour, now.Add(-time.Hour))
+	tc.expired = issue(tc.ca, 24*time.Hour, now.Add(-25*time.Hour))
+	tc.expiredCA = newCA("expired-ca", 24*time.Hour, now.Add(-48*time.Hour))
+	tc.servedByExpiredCA = issue(tc.expiredCA, 12*time.Hour, now.Add(-47*time.Hour))
+	tc.soonCA = newCA("soon-ca", 4*24*time.Hour, now.Add(-time.Hour))
+	tc.servedBySoonCA = issue(tc.soonCA, 2*24*time.Hour, now.Add(-time.Hour))
+	return tc
+}
+
+// chartInstall is an Install as gathered from a healthy webhook-mode
+// installation of the chart (its own objects, as it renders them with
+// values), serving tc.serving from two replicas.
+func chartInstall(t *testing.T, values map[string]any, tc testCerts) Install {
+	t.Helper()
+	objs := charts.MustObjects(t, charts.Options{Namespace: testNamespace, Values: values}, false)
+	in := Install{Release: release{Name: "meshinit", Namespace: testNamespace}, RedirectPolicyServed: true, RedirectPolicies: 1, ConfigMap: "meshinit-webhook"}
+	for _, o := range charts.Find(objs, "ValidatingAdmissionPolicy", "") {
+		var p admissionregistrationv1.ValidatingAdmissionPolicy
+		charts.DecodeOne(t, objs, "ValidatingAdmissionPolicy", o.GetName(), &p)
+		p.Generation, p.Status.ObservedGeneration, p.Status.TypeChecking = 1, 1, &admissionregistrationv1.TypeChecking{}
+		in.Policies = append(in.Policies, p)
+	}
+	for _, o := range charts.Find(objs, "ValidatingAdmissionPolicyBinding", "") {
+		var b admissionregistrationv1.ValidatingAdmissionPolicyBinding
+		charts.DecodeOne(t, objs, "ValidatingAdmissionPolicyBinding", o.GetName(), &b)
+		in.Bindings = append(in.Bindings, b)
+	}
+	var mwc admissionregistrationv1.MutatingWebhookConfiguration
+	charts.DecodeOne(t, objs, "MutatingWebhookConfiguration", "", &mwc)
+	for i := range mwc.Webhooks {
+		mwc.Webhooks[i].ClientConfig.CABundle = tc.ca.CertPEM()
+	}
+	in.WebhookConfigs = []admissionregistrationv1.MutatingWebhookConfiguration{mwc}
+	var d appsv1.Deployment
+	charts.DecodeOne(t, objs, "Deployment", "meshinit-webhook", &d)
+	d.Status = appsv1.DeploymentStatus{ReadyReplicas: *d.Spec.Replicas, Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}}}
+	in.Deployment = &d
+	in.Server, in.ArgsErr = webhook.ParseArgs(d.Spec.Template.Spec.Containers[0].Args)
+	in.Service = &corev1.Service{}
+	charts.DecodeOne(t, objs, "Service", "meshinit-webhook", in.Service)
+	in.Endpoints = []discoveryv1.EndpointSlice{{
+		Ports: []discoveryv1.EndpointPort{{Name: ptr.To("https-webhook"), Port: ptr.To[int32](9443)}},
+		Endpoints: []discoveryv1.Endpoint{
+			{Addresses: []string{"10.0.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
+			{Addresses: []string{"10.0.0.2"}},
+		},
+	}}
+	in.Served = []Served{{From: "endpoint 10.0.0.1:9443", Chain: tc.serving}, {From: "endpoint 10.0.0.2:9443", Chain: tc.serving}}
+	return in
+}
+
+// want is a problem a check should find: its object and part of its
+// detail and fix.
+type want struct{ object, detail, fix string }
+
+func TestChecks(t *testing.T) {
+	now := time.Now()
+	tc := issueTestCerts(t, now)
+	policyNamed := func(name string) func(*Install) {
+		return func(in *Install) {
+			for i := range in.Policies {
+				if in.Policies[i].Name == name {
+					in.Policies = append(in.Policies[:i], in.Policies[i+1:]...)
+					return
+				}
+			}
+			t.Fatalf("no policy %s", name)
+		}
+	}
+	served := func(chains ...[]*x509.Certificate) func(*Install) {
+		return func(in *Install) {
+			in.Served = nil
+			for _, c := range chains {
+				in.Served = append(in.Served, Served{From: "endpoint 10.0.0.1:9443", Chain: c})
+			}
+		}
+	}
+	caBundle := func(pem []byte) func(*Install) {
+		return func(in *Install) {
+			for i := range in.WebhookConfigs[0].Webhooks {
+				in.WebhookConfigs[0].Webhooks[i].ClientConfig.CABundle = pem
+			}
+		}
+	}
+	// withoutWebhook is policy mode as the chart may render it: no webhook,
+	// no caBundle policy, no webhook configuration file.
+	withoutWebhook := func(in *Install) {
+		in.WebhookConfigs, in.Deployment, in.Service, in.Endpoints, in.Served = nil, nil, nil, nil, nil
+		policyNamed("meshinit-webhook-cabundle")(in)
+		in.Bindings = slices.DeleteFunc(in.Bindings, func(b admissionregistrationv1.ValidatingAdmissionPolicyBinding) bool {
+			return b.Spec.PolicyName == "meshinit-webhook-cabundle"
+		})
+		in.ConfigErr = errors.New("no ConfigMap with config.yaml")
+	}
+	mutatingPolicy := func(bound bool) func(*Install) {
+		return func(in *Install) {
+			in.MutatingPolicies = []admissionregistrationv1.MutatingAdmissionPolicy{{ObjectMeta: metav1.ObjectMeta{Name: "meshinit-inject"}}}
+			if bound {
+				in.MutatingPolicyBindings = []admissionregistrationv1.MutatingAdmissionPolicyBinding{{ObjectMeta: metav1.ObjectMeta{Name: "meshinit-inject"},
+					Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: "meshinit-inject"}}}
+			}
+		}
+	}
+	const selfManagedRenew = "kubectl -n meshinit-system delete secret meshinit-webhook-tls && kubectl -n meshinit-system rollout restart deployment/meshinit-webhook"
+	const selfManagedTrust = "kubectl -n meshinit-system rollout restart deployment/meshinit-webhook"
+	for _, c := range []struct {
+		name    string
+		values  map[string]any
+		changes []func(*Install)
+		want    []want
+		notWant []string // objects no finding may name
+	}{
+		{name: "a healthy installation"},
+		{name: "the CRD not served", changes: []func(*Install){func(in *Install) { in.RedirectPolicyServed = false }},
+			want: []want{{"CustomResourceDefinition redirectpolicies.meshinit.io", "not served", "kubectl apply -f charts/meshinit/crds/meshinit.io_redirectpolicies.yaml"}}},
+		{name: "a policy not type-checked yet", changes: []func(*Install){func(in *Install) { in.Policies[0].Status.ObservedGeneration = 0 }},
+			want: []want{{"ValidatingAdmissionPolicy meshinit-redirectpolicy", "not type-checked yet (status.observedGeneration 0, generation 1)", "kubectl meshinit check"}}},
+		{name: "type checking warns", changes: []func(*Install){func(in *Install) {
+			in.Policies[0].Status.TypeChecking.ExpressionWarnings = []admissionregistrationv1.ExpressionWarning{{FieldRef: "spec.validations[0].expression", Warning: "undefined field 'nam'"}}
+		}}, want: []want{{"ValidatingAdmissionPolicy meshinit-redirectpolicy", "type checking warns 1 time: spec.validations[0].expression: undefined field 'nam'", "helm upgrade meshinit charts/meshinit -n meshinit-system --reuse-values"}}},
+		{name: "the RedirectPolicy policy deleted", changes: []func(*Install){policyNamed("meshinit-redirectpolicy")}, want: []want{
+			{"ValidatingAdmissionPolicy", "enforces RedirectPolicies: they are not enforced", "--set policy.enabled=true"},
+			{"ValidatingAdmissionPolicyBinding meshinit-redirectpolicy-cluster", "which does not exist", "helm upgrade"},
+			{"ValidatingAdmissionPolicyBinding meshinit-redirectpolicy-namespace", "which does not exist", "helm upgrade"},
+		}},
+		{name: "the caBundle policy deleted", changes: []func(*Install){policyNamed("meshinit-webhook-cabundle")}, want: []want{
+			{"ValidatingAdmissionPolicy", "keeps the webhook's ServiceAccount to the caBundle", "helm upgrade"},
+			{"ValidatingAdmissionPolicyBinding meshinit-webhook-cabundle", "which does not exist", "helm upgrade"},
+		}},
+		{name: "the namespace binding deleted", changes: []func(*Install){func(in *Install) {
+			in.Bindings = slices.DeleteFunc(in.Bindings, func(b admissionregistrationv1.ValidatingAdmissionPolicyBinding) bool {
+				return b.Name == "meshinit-redirectpolicy-namespace"
+			})
+		}}, want: []want{{"ValidatingAdmissionPolicy meshinit-redirectpolicy", "each namespace's own RedirectPolicies", "helm upgrade"}}},
+		{name: "no binding", changes: []func(*Install){func(in *Install) { in.Bindings = nil }}, want: []want{
+			{"ValidatingAdmissionPolicy meshinit-redirectpolicy", "no ValidatingAdmissionPolicyBinding binds it", "helm upgrade"},
+			{"ValidatingAdmissionPolicy meshinit-webhook-cabundle", "no ValidatingAdmissionPolicyBinding binds it", "helm upgrade"},
+		}},
+		{name: "no injector", changes: []func(*Install){withoutWebhook}, want: []want{{"injector", "no pod is injected", "helm upgrade"}}},
+		{name: "policy mode: a bound MutatingAdmissionPolicy, no webhook, no configuration", changes: []func(*Install){withoutWebhook, mutatingPolicy(true)},
+			notWant: []string{"Deployment", "serving certificate", "Service"}},
+		{name: "policy mode: the MutatingAdmissionPolicy unbound", changes: []func(*Install){withoutWebhook, mutatingPolicy(false)},
+			want: []want{{"MutatingAdmissionPolicy meshinit-inject", "no MutatingAdmissionPolicyBinding binds it", "helm upgrade"}}},
+		{name: "both injectors", changes: []func(*Install){mutatingPolicy(true)}},
+		{name: "the webhook's configuration broken", changes: []func(*Install){func(in *Install) { in.ConfigErr = errors.New("redirect: unknown setting \"x\"") }},
+			want: []want{{"ConfigMap meshinit-system/meshinit-webhook", `unknown setting "x"`, "helm upgrade"}}},
+		{name: "the Deployment deleted", changes: []func(*Install){func(in *Install) { in.Deployment = nil }},
+			want: []want{{"Deployment", "no webhook Deployment", "helm upgrade"}}},
+		{name: "scaled to zero", changes: []func(*Install){func(in *Install) { in.Deployment.Spec.Replicas = ptr.To[int32](0) }},
+			want: []want{{"Deployment meshinit-system/meshinit-webhook", "scaled to 0 replicas", "--set webhook.replicas=2"}}},
+		{name: "not available", changes: []func(*Install){func(in *Install) { in.Deployment.Status = appsv1.DeploymentStatus{} }},
+			want: []want{{"Deployment meshinit-system/meshinit-webhook", "not available: 0 of 2 replicas ready", "kubectl -n meshinit-system logs deployment/meshinit-webhook"}}},
+		{name: "no ready endpoint", changes: []func(*Install){func(in *Install) { in.Endpoints, in.Served = nil, nil }},
+			want: []want{{"Service meshinit-system/meshinit-webhook", "no ready endpoint", "kubectl -n meshinit-system get pods"}}},
+		{name: "the Service deleted", changes: []func(*Install){func(in *Install) { in.Service = nil }},
+			want: []want{{"Service meshinit-system/meshinit-webhook", "missing", "helm upgrade"}}},
+		{name: "an empty caBundle", changes: []func(*Install){caBundle(nil)}, want: []want{
+			{"MutatingWebhookConfiguration meshinit", "webhook namespace.inject.meshinit.io: caBundle missing", selfManagedTrust},
+			{"MutatingWebhookConfiguration meshinit", "webhook pod.inject.meshinit.io: caBundle missing", selfManagedTrust},
+		}},
+		{name: "a caBundle of another CA", changes: []func(*Install){caBundle(tc.otherCA.CertPEM())}, want: []want{
+			{"serving certificate", "served by endpoint 10.0.0.1:9443, endpoint 10.0.0.2:9443: the caBundle does not trust it for " + testServiceName + ": webhook namespace.inject.meshinit.io of meshinit (x509: certificate signed by unknown authority", selfManagedTrust},
+		}},
+		{name: "a serving certificate that expires in 3 days", changes: []func(*Install){served(tc.soon)},
+			want: []want{{"serving certificate", "expires in 2 days", selfManagedRenew}}},
+		{name: "an expired serving certificate", changes: []func(*Install){served(tc.expired)}, want: []want{
+			{"serving certificate", "the caBundle does not trust it", selfManagedTrust},
+			{"serving certificate", "expired 1 hour ago", selfManagedRenew},
+		}},
+		{name: "an expired CA", changes: []func(*Install){served(tc.servedByExpiredCA), caBundle(tc.expiredCA.CertPEM())}, want: []want{
+			{"serving certificate", "x509: certificate has expired or is not yet valid", selfManagedTrust},
+			{"serving certificate", "expired 35 hours ago", selfManagedRenew},
+			{"CA expired-ca", "expired 24 hours ago", selfManagedRenew},
+		}},
+		{name: "a CA that expires within a week", changes: []func(*Install){served(tc.servedBySoonCA), caBundle(tc.soonCA.CertPEM())}, want: []want{
+			{"serving certificate", "hours (", selfManagedRenew},
+			{"CA soon-ca", "expires in 3 days", selfManagedRenew},
+		}},
+		{name: "endpoints unreachable, the Secret read", changes: []func(*Install){func(in *Install) {
+			in.Served = []Served{{From: "endpoint 10.0.0.1:9443", Err: errors.New("i/o timeout")}, {From: "Secret meshinit-system/meshinit-webhook-tls", Chain: tc.serving}}
+		}}},
+		{name: "nothing readable", changes: []func(*Install){func(in *Install) {
+			in.Served = []Served{{From: "endpoint 10.0.0.1:9443", Err: errors.New("i/o timeout")}, {From: "Secret meshinit-system/meshinit-webhook-tls", Err: errors.New("RBAC does not allow you to get secrets")}}
+		}}, want: []want{{"serving certificate", "cannot be read: endpoint 10.0.0.1:9443: i/o timeout; Secret meshinit-system/meshinit-webhook-tls: RBAC does not allow you to get secrets", "as a user who may get secrets in meshinit-system"}}},
+		{name: "cert-manager: an expired serving certificate", values: map[string]any{"certManager": map[string]any{"enabled": true}}, changes: []func(*Install){served(tc.expired)}, want: []want{
+			{"serving certificate", "the caBundle does not trust it", "kubectl -n cert-manager rollout restart deployment/cert-manager-cainjector"},
+			{"serving certificate", "expired", "cmctl renew -n meshinit-system meshinit-webhook"},
+		}},
+		{name: "files mode: a caBundle of another CA", values: map[string]any{"certs": map[string]any{"existingSecret": true}}, changes: []func(*Install){caBundle(tc.otherCA.CertPEM())}, want: []want{
+			{"serving certificate", "the caBundle does not trust it",
+				`CA=$(base64 -w0 <the CA that signed Secret meshinit-system/meshinit-webhook-tls's tls.crt>) && kubectl patch mutatingwebhookconfiguration meshinit --type=json -p "[{\"op\":\"replace\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA\"},{\"op\":\"replace\",\"path\":\"/webhooks/1/clientConfig/caBundle\",\"value\":\"$CA\"}]"`},
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := chartInstall(t, c.values, tc)
+			for _, change := range c.changes {
+				change(&in)
+			}
+			findings := runChecks(in, now)
+			var problems []Finding
+			for _, f := range findings {
+				if f.Status == StatusProblem {
+					problems = append(problems, f)
+				}
+				for _, o := range c.notWant {
+					if strings.HasPrefix(f.Object, o) {
+						t.Errorf("a finding about %s: %+v", o, f)
+					}
+				}
+			}
+			if len(problems) != len(c.want) {
+				t.Errorf("%d problems, want %d:\n%s", len(problems), len(c.want), describe(findings))
+				return
+			}
+			for i, w := range c.want {
+				p := problems[i]
+				if p.Object != w.object || !strings.Contains(p.Detail, w.detail) || !strings.Contains(p.Fix, w.fix) {
+					t.Errorf("problem %d: %+v\nwant object %q, detail containing %q, fix containing %q", i, p, w.object, w.detail, w.fix)
+				}
+			}
+		})
+	}
+}
+
+func describe(fs []Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		b.WriteString("  " + string(f.Status) + " " + f.Object + ": " + f.Detail + "\n")
+	}
+	return b.String()
+}

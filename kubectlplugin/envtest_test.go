@@ -1,0 +1,530 @@
+package kubectlplugin
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	"k8s.io/apiserver/pkg/cel/openapi/resolver"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/meshinit/meshinit/certs"
+	"github.com/meshinit/meshinit/charts"
+	"github.com/meshinit/meshinit/internal/testkit"
+	"github.com/meshinit/meshinit/webhook"
+)
+
+// endpointAddr is the address the test's EndpointSlice gives the webhook's
+// one replica; the test's dialer sends it to the webhook running in the
+// test (an EndpointSlice may not hold a loopback address).
+const endpointAddr = "10.96.0.10:9443"
+
+// apiServerEnv is a kube-apiserver with the chart installed, the webhook
+// running in the test, and what a cluster's controllers would have done
+// for them (the Deployment's status, the Service's EndpointSlice, the
+// policies' type checking).
+type apiServerEnv struct {
+	server  *testkit.APIServer
+	admin   kubernetes.Interface
+	objects client.Client
+	// webhookAddr is where the webhook listens; stopWebhook stops it.
+	webhookAddr string
+	stopWebhook func()
+	config      *webhook.Config // the chart's, as installed
+}
+
+// plugin runs kubectl meshinit against the API server with kubeconfig
+// (the admin's if ""), and returns its output and exit code.
+func (e *apiServerEnv) plugin(t *testing.T, kubeconfig string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	if kubeconfig == "" {
+		kubeconfig = e.server.Kubeconfig
+	}
+	dial := func(ctx context.Context, addr, serverName string) ([]*x509.Certificate, error) {
+		if addr == endpointAddr {
+			addr = e.webhookAddr
+		}
+		return dialTLS(ctx, addr, serverName)
+	}
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), append([]string{"--kubeconfig", kubeconfig}, args...), &out, &errOut, &options{now: time.Now, dial: dial})
+	t.Logf("kubectl meshinit %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
+	return out.String(), errOut.String(), code
+}
+
+// mustPlugin runs the plugin and fails unless it exits with code and its
+// output holds each of want.
+func (e *apiServerEnv) mustPlugin(t *testing.T, code int, want []string, args ...string) string {
+	t.Helper()
+	out, errOut, got := e.plugin(t, "", args...)
+	if got != code {
+		t.Errorf("kubectl meshinit %s: exit %d, want %d", strings.Join(args, " "), got, code)
+	}
+	for _, w := range want {
+		if !strings.Contains(out+errOut, w) {
+			t.Errorf("kubectl meshinit %s: output lacks %q", strings.Join(args, " "), w)
+		}
+	}
+	return out
+}
+
+// TestAgainstAPIServer runs every command against a real kube-apiserver:
+// meshinit not installed, then installed and healthy, then each problem
+// the commands are for, each found by the right command with exit 1.
+func TestAgainstAPIServer(t *testing.T) {
+	server := testkit.StartAPIServer(t, testkit.Options{})
+	e := &apiServerEnv{server: server}
+	quiet := rest.CopyConfig(server.Config)
+	quiet.WarningHandler = rest.NoWarnings{}
+	e.admin = kubernetes.NewForConfigOrDie(quiet)
+	var err error
+	if e.objects, err = client.New(quiet, client.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	t.Run("not installed: every command says so and exits 1", func(t *testing.T) {
+		for _, args := range [][]string{{"check"}, {"pods", "-A"}, {"audit", "-n", "default"}, {"explain", "x"}} {
+			e.mustPlugin(t, 1, []string{"meshinit is not installed in this cluster", "helm install meshinit"}, args...)
+		}
+	})
+
+	e.install(t)
+	for _, ns := range []string{"app", "late"} {
+		e.createNamespace(t, ns, nil)
+	}
+	e.label(t, "app", webhook.NamespaceLabel, "enabled")
+	web := e.deployment(t, "app", "web", nil, 2)
+	e.bareInjectedPod(t, "app", "solo", nil)
+	e.plainPod(t, "app", "opted-out", map[string]string{webhook.PodLabel: "false"})
+
+	t.Run("healthy: every command exits 0", func(t *testing.T) {
+		e.mustPlugin(t, 0, []string{
+			"served as meshinit.io/v1alpha1; 1 RedirectPolicy",
+			"type-checked without warnings",
+			"available, 2 of 2 replicas ready",
+			"served by endpoint " + endpointAddr + ": trusted for meshinit-webhook.meshinit-system.svc by the caBundle of every webhook (2)",
+			"no problems",
+		}, "check")
+		e.mustPlugin(t, 0, []string{"deployment/web", web[0].Name, "current", "not-injected (pod-opted-out)", "4 pods"}, "pods", "-n", "app")
+		e.mustPlugin(t, 0, []string{"RedirectPolicies: meshinit-system/default", "every one admitted"}, "audit", "-n", "app")
+		e.mustPlugin(t, 0, []string{"State:     current", `-A MESHINIT_INBOUND -p tcp -m comment --comment "meshinit: inbound to the proxy" -j REDIRECT --to-ports 15006`}, "explain", web[0].Name, "-n", "app")
+	})
+
+	t.Run("check recognises a MutatingAdmissionPolicy of the chart (policy mode)", func(t *testing.T) {
+		e.mutatingPolicy(t)
+		out := e.mustPlugin(t, 0, nil, "check", "-o", "json")
+		var got struct{ Findings []Finding }
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		want := Finding{Status: StatusOK, Object: "MutatingAdmissionPolicy meshinit-inject", Detail: "injects in the API server; bound by meshinit-inject"}
+		found := false
+		for _, f := range got.Findings {
+			found = found || f == want
+		}
+		if !found {
+			t.Errorf("findings lack %+v", want)
+		}
+	})
+
+	t.Run("a stale pod after a configuration change: pods and explain exit 1 with the rollout restart", func(t *testing.T) {
+		restore := e.changeConfig(t, func(c string) string {
+			return strings.Replace(c, `exclude-outbound-ports: ""`, `exclude-outbound-ports: "22"`, 1)
+		})
+		defer restore()
+		out := e.mustPlugin(t, 1, []string{"stale", `--exclude-outbound-ports "" -> "22"`, "kubectl rollout restart deployment/web -n app"}, "pods", "-n", "app")
+		if strings.Count(out, "stale") != 3 { // web's two pods and solo
+			t.Errorf("want 3 stale pods")
+		}
+		e.mustPlugin(t, 1, []string{"State:     stale", "The redirect the installed configuration gives it", "--dport 22 "}, "explain", web[0].Name, "-n", "app")
+		js := e.mustPlugin(t, 1, nil, "pods", "-n", "app", "-o", "json")
+		var rep PodsReport
+		if err := json.Unmarshal([]byte(js), &rep); err != nil || rep.Problems != 3 {
+			t.Errorf("-o json: %d problems (%v), want 3", rep.Problems, err)
+		}
+	})
+
+	t.Run("an uninjected pod in an opted-in namespace: pods exits 1", func(t *testing.T) {
+		e.plainPod(t, "late", "before-opt-in", nil)
+		e.label(t, "late", webhook.NamespaceLabel, "enabled")
+		e.mustPlugin(t, 1, []string{"not-injected (missing)", "kubectl delete pod before-opt-in -n late && kubectl apply -f <its manifest>"}, "pods", "-A")
+		e.mustPlugin(t, 0, nil, "pods", "-n", "app")
+	})
+
+	t.Run("a RedirectPolicy created after pods that violate it: audit exits 1", func(t *testing.T) {
+		excludes := map[string]string{"traffic.meshinit.io/exclude-inbound-ports": "8080"}
+		e.bareInjectedPod(t, "app", "legacy", excludes)
+		e.deployment(t, "app", "legacy-web", excludes, 1)
+		policy := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "meshinit.io/v1alpha1", "kind": "RedirectPolicy",
+			"metadata": map[string]any{"name": "require-8080", "namespace": "app"},
+			"spec":     map[string]any{"requiredInboundPorts": []any{int64(8080)}},
+		}}
+		if err := e.objects.Create(ctx, policy); err != nil {
+			t.Fatal(err)
+		}
+		defer e.objects.Delete(ctx, policy)
+		const msg = "port 8080 is required by RedirectPolicy app/require-8080 and cannot be listed in traffic.meshinit.io/exclude-inbound-ports"
+		// The API server's policy informer sees a new RedirectPolicy after a moment.
+		testkit.Eventually(t, 30*time.Second, "audit to find the new RedirectPolicy's violations", func() error {
+			out, _, code := e.plugin(t, "", "audit", "-n", "app")
+			if code != 1 || strings.Count(out, msg) != 3 { // legacy, legacy-web and its pod
+				return fmt.Errorf("exit %d, %d refusals naming require-8080, want 1 and 3", code, strings.Count(out, msg))
+			}
+			return nil
+		})
+		e.mustPlugin(t, 1, []string{"RedirectPolicies: app/require-8080, meshinit-system/default", "kubectl edit deployment/legacy-web -n app"}, "audit", "-n", "app")
+	})
+
+	t.Run("RBAC refusing a read: the error names the verb and resource, exit 1", func(t *testing.T) {
+		viewer := server.UserKubeconfig(t, "viewer")
+		_, errOut, code := e.plugin(t, viewer, "check")
+		if want := `RBAC does not allow you to list mutatingwebhookconfigurations.admissionregistration.k8s.io (needs verb "list" on "mutatingwebhookconfigurations.admissionregistration.k8s.io")`; code != 1 || !strings.Contains(errOut, want) {
+			t.Errorf("exit %d, stderr %q; want 1 and %q", code, errOut, want)
+		}
+		_, errOut, code = e.plugin(t, viewer, "pods", "-n", "app", "--meshinit-namespace", "meshinit-system")
+		if want := "RBAC does not allow you to list configmaps in namespace meshinit-system"; code != 1 || !strings.Contains(errOut, want) {
+			t.Errorf("exit %d, stderr %q; want 1 and %q", code, errOut, want)
+		}
+	})
+
+	t.Run("a caBundle that does not trust the certificate: check exits 1", func(t *testing.T) {
+		e.stopWebhook() // it would put its CA back at once
+		other, err := certs.NewCA("someone-else", time.Hour, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.setCABundle(t, other.CertPEM())
+		e.mustPlugin(t, 1, []string{
+			"endpoint " + endpointAddr + ": ", // not reachable now
+			"served by Secret meshinit-system/meshinit-webhook-tls: the caBundle does not trust it for meshinit-webhook.meshinit-system.svc",
+			"kubectl -n meshinit-system rollout restart deployment/meshinit-webhook",
+		}, "check")
+	})
+
+	t.Run("an expired certificate and caBundle: check exits 1", func(t *testing.T) {
+		issued := time.Now().Add(-48 * time.Hour)
+		ca, err := certs.NewCA("expired", 24*time.Hour, issued)
+		if err != nil {
+			t.Fatal(err)
+		}
+		certPEM, keyPEM, err := ca.IssueServing(certs.DNSNames("meshinit-webhook", testNamespace), nil, 12*time.Hour, issued)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secret, err := e.admin.CoreV1().Secrets(testNamespace).Get(ctx, "meshinit-webhook-tls", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		secret.Data = map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM, "ca.crt": ca.CertPEM()}
+		if _, err := e.admin.CoreV1().Secrets(testNamespace).Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		e.setCABundle(t, ca.CertPEM())
+		e.mustPlugin(t, 1, []string{
+			"x509: certificate has expired or is not yet valid",
+			"served by Secret meshinit-system/meshinit-webhook-tls: expired 36 hours ago",
+			"in the caBundle, signed the serving certificate: expired 24 hours ago",
+			"kubectl -n meshinit-system delete secret meshinit-webhook-tls && kubectl -n meshinit-system rollout restart deployment/meshinit-webhook",
+		}, "check")
+	})
+}
+
+// install applies the chart's objects as helm install does, with the
+// webhook's failurePolicy Ignore and a 1s timeout (the API server here
+// cannot reach Services, so pods are created as the webhook injects them:
+// see createPod) and a default RedirectPolicy that lets pods opt out (as
+// the end-to-end tests install it); runs the webhook; and does what a
+// cluster's controllers would.
+func (e *apiServerEnv) install(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	e.createNamespace(t, testNamespace, nil)
+	values := map[string]any{
+		"webhook": map[string]any{"failurePolicy": "Ignore", "timeoutSeconds": 1},
+		"policy":  map[string]any{"defaultRedirectPolicy": map[string]any{"interception": "AllowOptOut"}},
+	}
+	objs := charts.MustObjects(t, charts.Options{Namespace: testNamespace, Values: values, IncludeCRDs: true, KubeVersion: "v1.37.2"}, false)
+	for _, o := range objs {
+		testkit.Eventually(t, 30*time.Second, fmt.Sprintf("applying %s %s", o.GetKind(), o.GetName()), func() error {
+			return e.objects.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()), client.FieldOwner("helm"), client.ForceOwnership)
+		})
+	}
+	var cm corev1.ConfigMap
+	charts.DecodeOne(t, objs, "ConfigMap", "meshinit-webhook", &cm)
+	cfg, err := webhook.ParseConfig([]byte(cm.Data[configKey]), testNamespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.config = &cfg
+	d, err := e.admin.AppsV1().Deployments(testNamespace).Get(ctx, "meshinit-webhook", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.runWebhook(t, d, cm.Data[configKey])
+
+	// The Deployment's controller: both replicas ready.
+	d.Status = appsv1.DeploymentStatus{Replicas: 2, ReadyReplicas: 2, AvailableReplicas: 2,
+		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"}}}
+	if _, err := e.admin.AppsV1().Deployments(testNamespace).UpdateStatus(ctx, d, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The EndpointSlice controller: one ready endpoint.
+	host, port, _ := strings.Cut(endpointAddr, ":")
+	var portNumber int32
+	fmt.Sscan(port, &portNumber)
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "meshinit-webhook-x1", Namespace: testNamespace, Labels: map[string]string{discoveryv1.LabelServiceName: "meshinit-webhook"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("https-webhook"), Port: &portNumber, Protocol: ptr.To(corev1.ProtocolTCP)}},
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{host}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+	}
+	if _, err := e.admin.DiscoveryV1().EndpointSlices(testNamespace).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// kube-controller-manager's validatingadmissionpolicy-status
+	// controller: the API server's type checker, on its types.
+	dc := discovery.NewDiscoveryClientForConfigOrDie(e.server.Config)
+	checker := &validating.TypeChecker{SchemaResolver: &resolver.ClientDiscoveryResolver{Discovery: dc}, RestMapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
+	policies, err := e.admin.AdmissionregistrationV1().ValidatingAdmissionPolicies().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range policies.Items {
+		p.Status.ObservedGeneration = p.Generation
+		p.Status.TypeChecking = &admissionregistrationv1.TypeChecking{ExpressionWarnings: checker.Check(&p)}
+		if _, err := e.admin.AdmissionregistrationV1().ValidatingAdmissionPolicies().UpdateStatus(ctx, &p, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testkit.Eventually(t, 30*time.Second, "the webhook to publish its CA in the caBundle", func() error {
+		mwc, err := e.admin.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "meshinit", metav1.GetOptions{})
+		if err == nil && len(mwc.Webhooks[0].ClientConfig.CABundle) == 0 {
+			err = fmt.Errorf("no caBundle yet")
+		}
+		return err
+	})
+}
+
+// runWebhook runs the webhook command with the arguments of the chart's
+// Deployment (self-managed certificates in the chart's Secret, the
+// caBundle kept), on a local port, with config, the ConfigMap's file.
+func (e *apiServerEnv) runWebhook(t *testing.T, d *appsv1.Deployment, config string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), configKey)
+	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	port, probes := testkit.FreePort(t), testkit.FreePort(t)
+	e.webhookAddr = fmt.Sprintf("127.0.0.1:%d", port)
+	args := append(d.Spec.Template.Spec.Containers[0].Args, // later flags win
+		"--kubeconfig="+e.server.Kubeconfig, "--config="+path, "--namespace="+testNamespace, "--cert-dir="+t.TempDir(),
+		"--host=127.0.0.1", fmt.Sprintf("--port=%d", port), "--metrics-bind-address=0",
+		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probes), "--shutdown-delay=-1s", "--log-format=text")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- webhook.Main(ctx, args, io.Discard, &testWriter{t}) }()
+	stopped := false
+	e.stopWebhook = func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			<-done
+		}
+	}
+	t.Cleanup(e.stopWebhook)
+	testkit.AwaitReady(t, 90*time.Second, "webhook.Main", fmt.Sprintf("http://127.0.0.1:%d/readyz", probes), done)
+}
+
+// testWriter logs what is written to it.
+type testWriter struct{ t *testing.T }
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func (e *apiServerEnv) createNamespace(t *testing.T, name string, labels map[string]string) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	if _, err := e.admin.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (e *apiServerEnv) label(t *testing.T, namespace, key, value string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, key, value)
+	if _, err := e.admin.CoreV1().Namespaces().Patch(context.Background(), namespace, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// podSpec is the test's pods' spec.
+func podSpec() corev1.PodSpec {
+	return corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1"}}}
+}
+
+// createPod creates pod, injected as the webhook injects it under the
+// installed configuration when inject is set (the API server here cannot
+// call the webhook: the Service is not routed).
+func (e *apiServerEnv) createPod(t *testing.T, pod *corev1.Pod, inject bool) *corev1.Pod {
+	t.Helper()
+	ctx := context.Background()
+	if inject {
+		ns, err := e.admin.CoreV1().Namespaces().Get(ctx, pod.Namespace, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod = injectedBy(t, pod, ns.Labels, e.config)
+	}
+	created, err := e.admin.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating pod %s/%s: %v", pod.Namespace, pod.Name, err)
+	}
+	return created
+}
+
+func (e *apiServerEnv) bareInjectedPod(t *testing.T, namespace, name string, annotations map[string]string) {
+	t.Helper()
+	e.createPod(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Annotations: annotations}, Spec: podSpec()}, true)
+}
+
+func (e *apiServerEnv) plainPod(t *testing.T, namespace, name string, labels map[string]string) {
+	t.Helper()
+	e.createPod(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels}, Spec: podSpec()}, false)
+}
+
+// deployment creates a Deployment, its ReplicaSet and its pods, as their
+// controllers and the webhook would.
+func (e *apiServerEnv) deployment(t *testing.T, namespace, name string, annotations map[string]string, replicas int) []*corev1.Pod {
+	t.Helper()
+	ctx := context.Background()
+	labels := map[string]string{"app": name}
+	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations}, Spec: podSpec()}
+	d, err := e.admin.AppsV1().Deployments(namespace).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To(int32(replicas)), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := func(kind string, meta metav1.ObjectMeta) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: meta.Name, UID: meta.UID, Controller: ptr.To(true)}}
+	}
+	rs, err := e.admin.AppsV1().ReplicaSets(namespace).Create(ctx, &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-5d9c", Namespace: namespace, OwnerReferences: owner("Deployment", d.ObjectMeta)},
+		Spec:       appsv1.ReplicaSetSpec{Replicas: ptr.To(int32(replicas)), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pods []*corev1.Pod
+	for i := range replicas {
+		pod := &corev1.Pod{ObjectMeta: *template.ObjectMeta.DeepCopy(), Spec: podSpec()}
+		pod.Name, pod.Namespace, pod.OwnerReferences = fmt.Sprintf("%s-%c", rs.Name, 'a'+i), namespace, owner("ReplicaSet", rs.ObjectMeta)
+		pods = append(pods, e.createPod(t, pod, true))
+	}
+	return pods
+}
+
+// changeConfig changes the webhook's configuration file in its ConfigMap,
+// as helm upgrade with other values does; restore puts it back.
+func (e *apiServerEnv) changeConfig(t *testing.T, change func(string) string) (restore func()) {
+	t.Helper()
+	ctx := context.Background()
+	cms := e.admin.CoreV1().ConfigMaps(testNamespace)
+	cm, err := cms.Get(ctx, "meshinit-webhook", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := cm.Data[configKey]
+	cm.Data[configKey] = change(before)
+	if cm.Data[configKey] == before {
+		t.Fatal("the configuration did not change")
+	}
+	if cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		cm.Data[configKey] = before
+		if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// setCABundle writes pem into every webhook of the chart's
+// MutatingWebhookConfiguration.
+func (e *apiServerEnv) setCABundle(t *testing.T, pem []byte) {
+	t.Helper()
+	mwcs := e.admin.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	mwc, err := mwcs.Get(context.Background(), "meshinit", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range mwc.Webhooks {
+		mwc.Webhooks[i].ClientConfig.CABundle = pem
+	}
+	if _, err := mwcs.Update(context.Background(), mwc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mutatingPolicy creates a MutatingAdmissionPolicy and its binding with the
+// chart's labels, as policy mode would (a no-op that matches no
+// namespace).
+func (e *apiServerEnv) mutatingPolicy(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	labels := map[string]string{labelName: chartName, labelInstance: "meshinit"}
+	never := &metav1.LabelSelector{MatchLabels: map[string]string{"meshinit-test": "never"}}
+	maps := e.admin.AdmissionregistrationV1()
+	_, err := maps.MutatingAdmissionPolicies().Create(ctx, &admissionregistrationv1.MutatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "meshinit-inject", Labels: labels},
+		Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+				},
+			}}},
+			Mutations: []admissionregistrationv1.Mutation{{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
+				ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: "Object{}"}}},
+			ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = maps.MutatingAdmissionPolicyBindings().Create(ctx, &admissionregistrationv1.MutatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "meshinit-inject", Labels: labels},
+		Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: "meshinit-inject",
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: never}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

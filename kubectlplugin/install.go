@@ -1,0 +1,186 @@
+package kubectlplugin
+
+import (
+	"context"
+	"fmt"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshinit/meshinit/api/v1alpha1"
+	"github.com/meshinit/meshinit/certs"
+	"github.com/meshinit/meshinit/webhook"
+)
+
+// Install is everything `check` looks at, as read from the cluster by
+// gatherInstall; the checks (checks.go) are pure functions of it.
+type Install struct {
+	Release release
+	// RedirectPolicyServed: the API server serves the RedirectPolicy CRD's
+	// resource (meshinit.io/v1alpha1 redirectpolicies).
+	RedirectPolicyServed bool
+	// RedirectPolicies counts the RedirectPolicies in all namespaces (-1
+	// when they could not be listed).
+	RedirectPolicies int
+
+	// The release's admission objects (cluster-scoped, found by label).
+	Policies               []admissionregistrationv1.ValidatingAdmissionPolicy
+	Bindings               []admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	MutatingPolicies       []admissionregistrationv1.MutatingAdmissionPolicy
+	MutatingPolicyBindings []admissionregistrationv1.MutatingAdmissionPolicyBinding
+	WebhookConfigs         []admissionregistrationv1.MutatingWebhookConfiguration
+
+	// ConfigMap holds the webhook's configuration (loadConfig); ConfigErr
+	// is why it is not usable, nil when it is.
+	ConfigMap string
+	ConfigErr error
+
+	// The webhook, in webhook mode: its Deployment (nil if missing), the
+	// options its arguments give (ArgsErr when they do not parse), its
+	// Service, that Service's EndpointSlices, and the serving certificate
+	// as its endpoints (or the Secret) present it.
+	Deployment *appsv1.Deployment
+	Server     webhook.ServerOptions
+	ArgsErr    error
+	Service    *corev1.Service
+	Endpoints  []discoveryv1.EndpointSlice
+	Served     []Served
+}
+
+// CertMode is where the webhook's serving certificate comes from, as its
+// arguments say (certs' default when they do not).
+func (in Install) CertMode() certs.Mode {
+	if in.Server.Certs.Mode == "" {
+		return certs.ModeSelfManaged
+	}
+	return in.Server.Certs.Mode
+}
+
+// ServiceRef is the Service the webhook configuration sends reviews to.
+func (in Install) ServiceRef() *admissionregistrationv1.ServiceReference {
+	for _, m := range in.WebhookConfigs {
+		for _, w := range m.Webhooks {
+			if w.ClientConfig.Service != nil {
+				return w.ClientConfig.Service
+			}
+		}
+	}
+	return nil
+}
+
+// serverName is the name the API server verifies the webhook's
+// certificate for: its Service's, <name>.<namespace>.svc.
+func (in Install) serverName() string {
+	ref := in.ServiceRef()
+	return ref.Name + "." + ref.Namespace + ".svc"
+}
+
+// gatherInstall reads what `check` looks at. A read RBAC forbids is an
+// error naming it; the MutatingAdmissionPolicy API may be absent.
+func gatherInstall(ctx context.Context, c *clients, r release) (Install, error) {
+	in := Install{Release: r}
+	_, in.ConfigMap, in.ConfigErr = loadConfig(ctx, c.kube, &in.Release)
+	r = in.Release
+	sel := r.selector()
+	admission := c.kube.AdmissionregistrationV1()
+
+	resources, err := c.kube.Discovery().ServerResourcesForGroupVersion(v1alpha1.SchemeGroupVersion.String())
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return in, readError("discover", v1alpha1.SchemeGroupVersion.String(), "", err)
+	default:
+		for _, res := range resources.APIResources {
+			in.RedirectPolicyServed = in.RedirectPolicyServed || res.Name == "redirectpolicies"
+		}
+	}
+	in.RedirectPolicies = -1
+	if in.RedirectPolicyServed {
+		list, err := c.dynamic.Resource(v1alpha1.SchemeGroupVersion.WithResource("redirectpolicies")).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return in, readError("list", "redirectpolicies."+v1alpha1.GroupName, "", err)
+		}
+		in.RedirectPolicies = len(list.Items)
+	}
+
+	vaps, err := admission.ValidatingAdmissionPolicies().List(ctx, sel)
+	if err != nil {
+		return in, readError("list", "validatingadmissionpolicies.admissionregistration.k8s.io", "", err)
+	}
+	in.Policies = vaps.Items
+	bindings, err := admission.ValidatingAdmissionPolicyBindings().List(ctx, sel)
+	if err != nil {
+		return in, readError("list", "validatingadmissionpolicybindings.admissionregistration.k8s.io", "", err)
+	}
+	in.Bindings = bindings.Items
+	mwcs, err := admission.MutatingWebhookConfigurations().List(ctx, sel)
+	if err != nil {
+		return in, readError("list", "mutatingwebhookconfigurations.admissionregistration.k8s.io", "", err)
+	}
+	in.WebhookConfigs = mwcs.Items
+	switch mutating, err := admission.MutatingAdmissionPolicies().List(ctx, sel); {
+	case notServed(err):
+	case err != nil:
+		return in, readError("list", "mutatingadmissionpolicies.admissionregistration.k8s.io", "", err)
+	default:
+		in.MutatingPolicies = mutating.Items
+		mapBindings, err := admission.MutatingAdmissionPolicyBindings().List(ctx, sel)
+		if err != nil {
+			return in, readError("list", "mutatingadmissionpolicybindings.admissionregistration.k8s.io", "", err)
+		}
+		in.MutatingPolicyBindings = mapBindings.Items
+	}
+
+	if len(in.WebhookConfigs) > 0 {
+		if err := gatherWebhook(ctx, c, &in); err != nil {
+			return in, err
+		}
+	}
+	return in, nil
+}
+
+// gatherWebhook reads the webhook's Deployment, Service, endpoints and
+// served certificate.
+func gatherWebhook(ctx context.Context, c *clients, in *Install) error {
+	ns := in.Release.Namespace
+	deployments, err := c.kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{
+		LabelSelector: in.Release.selector().LabelSelector + "," + labelComponent + "=webhook",
+	})
+	if err != nil {
+		return readError("list", "deployments.apps", ns, err)
+	}
+	if len(deployments.Items) > 0 {
+		in.Deployment = &deployments.Items[0]
+		if cs := in.Deployment.Spec.Template.Spec.Containers; len(cs) > 0 {
+			in.Server, in.ArgsErr = webhook.ParseArgs(cs[0].Args)
+		}
+	}
+	ref := in.ServiceRef()
+	if ref == nil {
+		return nil
+	}
+	svc, err := c.kube.CoreV1().Services(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return readError("get", "services", ref.Namespace, err)
+	default:
+		in.Service = svc
+	}
+	endpoints, err := c.kube.DiscoveryV1().EndpointSlices(ref.Namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: discoveryv1.LabelServiceName + "=" + ref.Name,
+	})
+	if err != nil {
+		return readError("list", "endpointslices.discovery.k8s.io", ref.Namespace, err)
+	}
+	in.Endpoints = endpoints.Items
+	in.Served = c.served(ctx, *in)
+	return nil
+}
+
+// object names an object as the findings do: "Kind name".
+func object(kind, name string) string { return fmt.Sprintf("%s %s", kind, name) }

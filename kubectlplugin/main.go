@@ -1,0 +1,310 @@
+package kubectlplugin
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// Version is what `kubectl meshinit version` prints, set at build time
+// with -ldflags -X (internal/images builds the plugin as the images'
+// programs).
+var Version = "dev"
+
+// flagMeshinitNamespace names meshinit's own namespace when it cannot be
+// found from the cluster-scoped objects (or there are several).
+const flagMeshinitNamespace = "meshinit-namespace"
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitProblem = 1 // a problem found, or the cluster could not be read
+	exitUsage   = 2
+)
+
+// Main runs kubectl-meshinit with args (without the program name), writing
+// its report to stdout and errors to stderr, and returns the exit code:
+// 0 when nothing is wrong, 1 when something is (a problem found, meshinit
+// not installed, a read refused), 2 for a command line it does not take.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// webhook.ParseArgs fills in the server's defaults, among them
+	// controller-runtime's logger, which complains on stderr when nothing
+	// set it; the plugin logs nothing through it.
+	crlog.SetLogger(logr.Discard())
+	return run(ctx, args, stdout, stderr, &options{now: time.Now, dial: dialTLS})
+}
+
+// run is Main with the clock and the endpoint dialer of o (tests pass
+// their own).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, o *options) int {
+	o.config = genericclioptions.NewConfigFlags(true)
+	root := newCommand(o)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	var found problemsFound
+	var usage usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &found):
+		return exitProblem
+	case errors.As(err, &usage) || strings.HasPrefix(err.Error(), "unknown command"):
+		fmt.Fprintf(stderr, "error: %v\nSee 'kubectl meshinit --help'.\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "error: %v\n", err)
+	return exitProblem
+}
+
+// problemsFound ends a command whose report (already printed) holds
+// problems.
+type problemsFound int
+
+func (p problemsFound) Error() string { return plural(int(p), "problem", "problems") + " found" }
+
+// usageError is a command line the command does not take.
+type usageError struct{ error }
+
+// options are the command line: kubectl's connection flags and ours.
+type options struct {
+	config            *genericclioptions.ConfigFlags
+	output            string
+	meshinitNamespace string
+	allNamespaces     bool
+	now               func() time.Time
+	dial              dialer
+}
+
+// dialer reads the certificates an endpoint serves (dialTLS).
+type dialer func(ctx context.Context, addr, serverName string) ([]*x509.Certificate, error)
+
+// clients reach the API server the kubeconfig and flags name.
+type clients struct {
+	kube    kubernetes.Interface
+	dynamic dynamic.Interface
+	// dryRun is kube keeping the API server's warnings to itself (audit
+	// reads them from each response instead).
+	dryRun kubernetes.Interface
+	dial   dialer
+}
+
+func (o *options) clients() (*clients, error) {
+	cfg, err := o.config.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	cfg.UserAgent = "kubectl-meshinit/" + Version
+	c := &clients{dial: o.dial}
+	if c.kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if c.dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	quiet := rest.CopyConfig(cfg)
+	quiet.WarningHandler, quiet.WarningHandlerWithContext = rest.NoWarnings{}, nil
+	if c.dryRun, err = kubernetes.NewForConfig(quiet); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// scope is -n (default: the kubeconfig context's namespace) or -A.
+func (o *options) scope() (scope, error) {
+	if o.allNamespaces {
+		return scope{}, nil
+	}
+	ns, _, err := o.config.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return scope{}, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return scope{namespace: ns}, nil
+}
+
+// connect makes the clients, finds meshinit and takes the scope.
+func (o *options) connect(ctx context.Context) (*clients, release, scope, error) {
+	if o.output != outputTable && o.output != outputJSON {
+		return nil, release{}, scope{}, usageError{fmt.Errorf("--output=%q: want %s or %s", o.output, outputTable, outputJSON)}
+	}
+	c, err := o.clients()
+	if err != nil {
+		return nil, release{}, scope{}, err
+	}
+	s, err := o.scope()
+	if err != nil {
+		return nil, release{}, scope{}, err
+	}
+	r, err := locate(ctx, c.kube, o.meshinitNamespace)
+	return c, r, s, err
+}
+
+// run is what a command does once connected: it prints its report to w
+// and returns how many problems the report holds.
+type runFunc func(ctx context.Context, c *clients, r release, s scope, w io.Writer, args []string) (problems int, err error)
+
+// command is a command's RunE: connect, run, and end with problemsFound
+// when the report holds problems.
+func (o *options) command(run runFunc) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		c, r, s, err := o.connect(cmd.Context())
+		if err != nil {
+			return err
+		}
+		problems, err := run(cmd.Context(), c, r, s, cmd.OutOrStdout(), args)
+		if err == nil && problems > 0 {
+			err = problemsFound(problems)
+		}
+		return err
+	}
+}
+
+func newCommand(o *options) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "kubectl-meshinit",
+		Short: "What is wrong with meshinit in this cluster, and what to run about it",
+		Long: `kubectl meshinit looks at meshinit in the cluster of your kubeconfig and says what is wrong and
+the command that fixes it. Every command exits 1 when it finds a problem.
+
+  check           the installation: CRD, policies, bindings, injector, webhook, certificates
+  pods            pods with an outdated or missing meshinit-redirect, by workload
+  audit           pods and workloads the RedirectPolicies in force now would refuse
+  explain POD     a pod's redirect settings and the iptables rules they program`,
+		Annotations:       map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl meshinit"},
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	flags := root.PersistentFlags()
+	o.config.AddFlags(flags)
+	flags.StringVarP(&o.output, "output", "o", outputTable, "output format: table or json")
+	flags.StringVar(&o.meshinitNamespace, flagMeshinitNamespace, "", "meshinit's namespace (default: found from its cluster-wide objects)")
+
+	args := func(n int, what string) cobra.PositionalArgs {
+		return func(c *cobra.Command, args []string) error {
+			if len(args) != n {
+				return usageError{fmt.Errorf("%s takes %s, got %q", c.Name(), what, args)}
+			}
+			return nil
+		}
+	}
+	allNamespaces := func(c *cobra.Command) *cobra.Command {
+		c.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "all namespaces, not only -n's (default: the context's)")
+		return c
+	}
+	root.AddCommand(
+		&cobra.Command{
+			Use:   "check",
+			Short: "Check the installation: CRD, policies, bindings, injector, webhook, certificates",
+			Args:  args(0, "no arguments"),
+			RunE: o.command(func(ctx context.Context, c *clients, r release, _ scope, w io.Writer, _ []string) (int, error) {
+				in, err := gatherInstall(ctx, c, r)
+				if err != nil {
+					return 0, err
+				}
+				findings := runChecks(in, o.now())
+				return countProblems(findings), printFindings(w, o.output, in.Release, findings)
+			}),
+		},
+		allNamespaces(&cobra.Command{
+			Use:   "pods [-n NAMESPACE | -A]",
+			Short: "Pods of opted-in namespaces: current, stale or not injected and why, by workload",
+			Args:  args(0, "no arguments"),
+			RunE: o.command(func(ctx context.Context, c *clients, r release, s scope, w io.Writer, _ []string) (int, error) {
+				rep, err := podsReport(ctx, c, r, s)
+				if err != nil {
+					return 0, err
+				}
+				return rep.Problems, printPods(w, o.output, rep)
+			}),
+		}),
+		allNamespaces(&cobra.Command{
+			Use:   "audit [-n NAMESPACE | -A]",
+			Short: "Pods and workloads the RedirectPolicies in force now would refuse (server-side dry runs)",
+			Args:  args(0, "no arguments"),
+			RunE: o.command(func(ctx context.Context, c *clients, r release, s scope, w io.Writer, _ []string) (int, error) {
+				rep, err := auditRun(ctx, c, r, s)
+				if err != nil {
+					return 0, err
+				}
+				return rep.Problems, printAudit(w, o.output, rep)
+			}),
+		}),
+		&cobra.Command{
+			Use:   "explain POD [-n NAMESPACE]",
+			Short: "A pod's redirect settings and the iptables rules they program, without exec",
+			Args:  args(1, "one pod name"),
+			RunE: o.command(func(ctx context.Context, c *clients, r release, s scope, w io.Writer, args []string) (int, error) {
+				e, err := explainPod(ctx, c, r, s.namespace, args[0])
+				if err != nil {
+					return 0, err
+				}
+				problems := 0
+				if e.Problem {
+					problems = 1
+				}
+				return problems, printExplain(w, o.output, e)
+			}),
+		},
+		&cobra.Command{
+			Use:   "version",
+			Short: "Print the version",
+			Args:  args(0, "no arguments"),
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				_, err := fmt.Fprintln(cmd.OutOrStdout(), Version)
+				return err
+			},
+		},
+	)
+	return root
+}
+
+// explainPod reads what `explain` needs: the pod, its namespace's labels,
+// its workload's owners and the installed configuration.
+func explainPod(ctx context.Context, c *clients, r release, namespace, name string) (Explanation, error) {
+	cfg, _, err := loadConfig(ctx, c.kube, &r)
+	if err != nil {
+		return Explanation{}, err
+	}
+	pod, err := c.kube.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return Explanation{}, readError("get", "pods", namespace, err)
+	}
+	ns, err := c.kube.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+	if err != nil {
+		return Explanation{}, readError("get", "namespaces", "", err)
+	}
+	o := owners{}
+	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
+		switch ref.Kind {
+		case "ReplicaSet":
+			rs, err := c.kube.AppsV1().ReplicaSets(namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+			if err != nil {
+				return Explanation{}, readError("get", "replicasets.apps", namespace, err)
+			}
+			o.add(ref.Kind, rs.ObjectMeta)
+		case "Job":
+			job, err := c.kube.BatchV1().Jobs(namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+			if err != nil {
+				return Explanation{}, readError("get", "jobs.batch", namespace, err)
+			}
+			o.add(ref.Kind, job.ObjectMeta)
+		}
+	}
+	return explain(pod, ns.Labels, cfg, o), nil
+}

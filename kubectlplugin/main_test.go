@@ -1,0 +1,32 @@
+package kubectlplugin
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCommandLine: what the command takes, without a cluster: usage
+// errors exit 2 saying what is wrong, version prints Version.
+func TestCommandLine(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		output string
+	}{
+		{[]string{"version"}, 0, Version + "\n"},
+		{[]string{"explain"}, 2, "error: explain takes one pod name, got []"},
+		{[]string{"check", "extra"}, 2, `error: check takes no arguments, got ["extra"]`},
+		{[]string{"pods", "--no-such-flag"}, 2, "error: unknown flag: --no-such-flag"},
+		{[]string{"nonsense"}, 2, `error: unknown command "nonsense"`},
+		{[]string{"check", "-o", "yaml"}, 2, `error: --output="yaml": want table or json`},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), tc.args, &out, &errOut, &options{now: time.Now, dial: dialTLS})
+		if code != tc.code || !strings.Contains(out.String()+errOut.String(), tc.output) {
+			t.Errorf("kubectl meshinit %q: exit %d, output %q%q; want %d and %q", tc.args, code, out.String(), errOut.String(), tc.code, tc.output)
+		}
+	}
+}

@@ -1,0 +1,179 @@
+package kubectlplugin
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/meshinit/meshinit/webhook"
+)
+
+// PodState is where a pod stands against the installed configuration.
+type PodState string
+
+const (
+	// StateCurrent: it carries exactly the init container the installed
+	// configuration builds for it, at its placement.
+	StateCurrent PodState = "current"
+	// StateStale: it carries a meshinit-redirect that differs (older
+	// settings, another image, moved by another webhook).
+	StateStale PodState = "stale"
+	// StateNotInjected: it runs without meshinit-redirect; Why says why.
+	StateNotInjected PodState = "not-injected"
+)
+
+// Why a pod is not injected.
+const (
+	// WhyMissing: it should have it but does not (created before its
+	// namespace opted in, or while the webhook was down with
+	// failurePolicy Ignore).
+	WhyMissing = "missing"
+	// WhyPodSecurity: its namespace enforces a PodSecurity level that
+	// forbids the init container's capabilities.
+	WhyPodSecurity = "pod-security"
+	// WhyRefused: the webhook would refuse it now (an invalid annotation
+	// or label).
+	WhyRefused = "refused"
+)
+
+// PodReport is one pod in `pods`.
+type PodReport struct {
+	Namespace string   `json:"namespace"`
+	Name      string   `json:"name"`
+	State     PodState `json:"state"`
+	// Why is a not-injected pod's reason: WhyMissing, WhyPodSecurity,
+	// WhyRefused, or the webhook's opt-in reason (pod-opted-out,
+	// host-network, namespace-opted-out, ...).
+	Why string `json:"why,omitempty"`
+	// Detail says it in words: what differs, or why.
+	Detail string `json:"detail"`
+	// Problem: something to fix (stale, missing, PodSecurity, refused).
+	Problem bool `json:"problem"`
+	// Hash is the status annotation's hash (what it was injected with);
+	// WantHash what the installed configuration gives it.
+	Hash     string `json:"hash,omitempty"`
+	WantHash string `json:"wantHash,omitempty"`
+}
+
+// skipReasons say in words why the webhook leaves a pod alone.
+var skipReasons = map[webhook.Reason]string{
+	webhook.ReasonPodOptedOut:       "opted out (label " + webhook.PodLabel + "=false)",
+	webhook.ReasonHostNetwork:       "uses the node's network (hostNetwork: true), where meshinit cannot redirect",
+	webhook.ReasonExcludedNS:        "meshinit never injects in this namespace",
+	webhook.ReasonNamespaceOptedOut: "its namespace opted out (label " + webhook.NamespaceLabel + "=disabled)",
+	webhook.ReasonNotOptedIn:        "not opted in",
+}
+
+// classifyPod is where pod stands under cfg: what the webhook's own Review
+// says of it, read back; and the init container cfg builds for it (nil
+// when it is not injected). The webhook leaves a pod alone
+// (OutcomeSkipped) although it opted in only when its namespace's
+// PodSecurity forbids the init container, and then warns
+// (webhook/mutate.go).
+func classifyPod(pod *corev1.Pod, namespaceLabels map[string]string, cfg *webhook.Config) (PodReport, *corev1.Container) {
+	r := webhook.Review(pod, pod.Namespace, namespaceLabels, cfg)
+	rep := PodReport{Namespace: pod.Namespace, Name: pod.Name, Hash: statusHash(pod)}
+	if r.Status != nil {
+		rep.WantHash = r.Status.Hash
+	}
+	at := slices.IndexFunc(pod.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == webhook.ContainerName })
+	switch {
+	case r.Outcome == webhook.OutcomeUnchanged:
+		rep.State, rep.Detail = StateCurrent, "as the installed configuration injects it"
+	case r.Outcome == webhook.OutcomeInjected && at >= 0:
+		rep.State, rep.Problem = StateStale, true
+		rep.Detail = strings.Join(containerDiff(pod.Spec.InitContainers, at, *r.Container, cfg.Placement), "; ")
+	case r.Outcome == webhook.OutcomeInjected:
+		rep.State, rep.Why, rep.Problem = StateNotInjected, WhyMissing, true
+		rep.Detail = "no " + webhook.ContainerName + " init container: created before its namespace or the pod opted in, or while the webhook was down (failurePolicy Ignore)"
+	case r.Outcome == webhook.OutcomeDenied:
+		rep.State, rep.Why, rep.Problem = StateNotInjected, WhyRefused, true
+		rep.Detail = "the webhook would refuse it now: " + strings.TrimPrefix(r.Message, "meshinit: ")
+	case len(r.Warnings) > 0:
+		rep.State, rep.Why, rep.Problem = StateNotInjected, WhyPodSecurity, true
+		rep.Detail = strings.TrimPrefix(strings.Join(r.Warnings, "; "), "meshinit: ")
+	default:
+		rep.State, rep.Why, rep.Detail = StateNotInjected, string(r.Reason), skipReasons[r.Reason]
+	}
+	if at >= 0 && rep.State == StateNotInjected {
+		rep.Detail += " (it carries a " + webhook.ContainerName + " of its own)"
+	}
+	return rep, r.Container
+}
+
+// statusHash is the hash in a pod's status annotation, "" without one.
+func statusHash(pod *corev1.Pod) string {
+	var s webhook.Status
+	if json.Unmarshal([]byte(pod.Annotations[webhook.StatusAnnotation]), &s) != nil {
+		return ""
+	}
+	return s.Hash
+}
+
+// containerDiff says how the init containers' meshinit-redirect (at index
+// at) differs from want, at placement p: for people, not for deciding
+// (Review decides).
+func containerDiff(inits []corev1.Container, at int, want corev1.Container, p webhook.Placement) []string {
+	got := inits[at]
+	var diffs []string
+	if got.Image != want.Image {
+		diffs = append(diffs, fmt.Sprintf("image %q, now %q", got.Image, want.Image))
+	}
+	diffs = append(diffs, argsDiff(got.Args, want.Args)...)
+	g, w := got, want
+	g.Image, g.Args, w.Image, w.Args = "", nil, "", nil
+	if gj, wj := jsonOf(g), jsonOf(w); gj != wj {
+		diffs = append(diffs, "other fields differ (resources, securityContext, ...): kubectl meshinit explain shows both")
+	}
+	wantAt := 0
+	if p == webhook.PlaceLast {
+		wantAt = len(inits) - 1
+	}
+	if at != wantAt {
+		diffs = append(diffs, fmt.Sprintf("it is init container %d of %d, not where placement %q puts it", at+1, len(inits), p))
+	}
+	if len(diffs) == 0 {
+		diffs = append(diffs, "its "+webhook.StatusAnnotation+" annotation differs")
+	}
+	return diffs
+}
+
+// argsDiff names the redirector flags whose values differ, in want's
+// order: `--exclude-outbound-ports "" -> "22"`.
+func argsDiff(got, want []string) []string {
+	values := func(args []string) (map[string]string, []string) {
+		m := map[string]string{}
+		var order []string
+		for _, a := range args {
+			k, v, _ := strings.Cut(a, "=")
+			m[k] = v
+			order = append(order, k)
+		}
+		return m, order
+	}
+	g, gOrder := values(got)
+	w, wOrder := values(want)
+	var diffs []string
+	for _, k := range wOrder {
+		switch gv, ok := g[k]; {
+		case !ok:
+			diffs = append(diffs, fmt.Sprintf("%s not set, now %q", k, w[k]))
+		case gv != w[k]:
+			diffs = append(diffs, fmt.Sprintf("%s %q -> %q", k, gv, w[k]))
+		}
+	}
+	for _, k := range gOrder {
+		if _, ok := w[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s %q, now not set", k, g[k]))
+		}
+	}
+	return diffs
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v) // a corev1.Container always marshals
+	return string(b)
+}
