@@ -22,7 +22,7 @@ MATRIX_PACKAGES := ./charts/ ./webhook/ ./certs/
 # its own HTTPS server, not the API server.
 MATRIX_SKIP := ^TestReplicaUnder
 
-.PHONY: test test-matrix demo demo-down demo-netns deps lint fuzz images plugin bench-redirect bench-webhook bench-e2e
+.PHONY: test test-matrix demo demo-down demo-netns deps lint fuzz images plugin bench-redirect bench-webhook bench-e2e bench-injection
 
 ## test: everything CI runs: host packages, upstream binaries, then all Go tests, the end-to-end ones on the local cluster last.
 # The e2e packages (e2e/cluster's own test, e2e's tests of the chart) all use the one
@@ -43,10 +43,13 @@ test-matrix: tools-matrix
 		KUBEBUILDER_ASSETS=$(MESHINIT_CACHE)/kubernetes-$$v/bin $(GO) test -count=1 -skip '$(MATRIX_SKIP)' $(MATRIX_PACKAGES); \
 	done
 
-## demo: the first thing to run (root): brings up the local cluster, builds and loads the images, installs the chart and shows, step by step, a pod's traffic going through a proxy and the policy refusing a Deployment; the cluster stays up.
+# The injector make demo installs: webhook (the chart's default) or policy (a MutatingAdmissionPolicy, no webhook).
+INJECTOR ?= webhook
+
+## demo: the first thing to run (root): brings up the local cluster, builds and loads the images, installs the chart and shows, step by step, a pod's traffic going through a proxy and the policy refusing a Deployment; the cluster stays up. INJECTOR=policy shows the API server injecting, with no webhook.
 demo: deps tools-cluster
 	hack/install-debian-packages.sh --cluster
-	GO=$(GO) $(GO) run ./e2e/cmd/demo
+	GO=$(GO) $(GO) run ./e2e/cmd/demo -injector $(INJECTOR)
 
 ## demo-down: take down the cluster make demo left up (everything it started, its state, its rules).
 demo-down: cluster-down
@@ -157,3 +160,8 @@ cluster-down:
 bench-e2e: deps tools-cluster
 	hack/install-debian-packages.sh --cluster
 	$(GO) test -count=1 -run '^$$' -bench BenchmarkPodStartup -benchtime 1x -timeout 30m ./e2e/
+
+## bench-injection: what injection adds to a pod create in the API server on the local cluster: server-side dry-run creates at 30/s, in turn into a namespace not opted in, one the webhook injects and one the policy injector (injector: policy) injects; p50 and p99 and their differences; MESHINIT_BENCH_CREATES (default 600) per namespace.
+bench-injection: deps tools-cluster
+	hack/install-debian-packages.sh --cluster
+	$(GO) test -count=1 -run '^$$' -bench BenchmarkInjection -benchtime 1x -timeout 30m ./e2e/

@@ -87,6 +87,11 @@ type Options struct {
 	// (.Capabilities.KubeVersion), e.g. "v1.35.0". Default Helm's default
 	// capabilities (v1.20.0), as helm template without --kube-version.
 	KubeVersion string
+	// APIVersions are added to what .Capabilities.APIVersions has, as helm
+	// template's --api-versions adds them ("group/version" or
+	// "group/version/Kind"). Default none: Helm's default versions, which
+	// name no kinds.
+	APIVersions []string
 }
 
 // Render renders the chart's templates (as `helm template` would) and returns
@@ -116,6 +121,7 @@ func RenderChart(ch *chart.Chart, opts Options) (map[string]string, error) {
 		}
 		caps.KubeVersion = *kv
 	}
+	caps.APIVersions = append(caps.APIVersions, opts.APIVersions...)
 	vals, err := chartutil.ToRenderValues(ch, opts.Values, chartutil.ReleaseOptions{
 		Name: opts.ReleaseName, Namespace: opts.Namespace, Revision: 1, IsInstall: true,
 	}, caps)

@@ -6,8 +6,28 @@
 // The package's tests are every test of what the chart renders: whole
 // renders against golden files (testdata/golden), helm lint, the values
 // schema, the workloads and access rules, an install with Helm into a real
-// API server, and the ValidatingAdmissionPolicy (policy_*_test.go), which
-// the rest of this comment describes.
+// API server, the policy injector (inject_*_test.go, see below) and the
+// ValidatingAdmissionPolicy (policy_*_test.go), which the rest of this
+// comment describes.
+//
+// # The policy injector
+//
+// With injector: policy the chart injects meshinit's init container with a
+// MutatingAdmissionPolicy instead of the webhook, and refuses what the
+// webhook refuses with two ValidatingAdmissionPolicies (their CEL:
+// meshinit/templates/_inject.tpl). The tests hold the two injectors side by
+// side in-process (inject_twins_test.go: the webhook's handler with the
+// chart's config file behind its selectors; the policies' CEL compiled as
+// the API server compiles it) and compare every opt-in decision, every list
+// value of the shared tables in every annotation, Validate's rules, and the
+// chart's values (inject_agreement_test.go); bound the CEL's cost
+// (inject_cost_test.go); run the RedirectPolicy's tests in policy mode
+// against a second API server (inject_cluster_test.go); and check that a
+// later webhook reordering init containers gets meshinit's policy
+// reinvoked (inject_reinvocation_test.go). In policy mode the
+// RedirectPolicy's policy leaves a pod the injector refuses to that
+// refusal: the API server reports the first denial of its policies, in no
+// fixed order.
 //
 // # The ValidatingAdmissionPolicy
 //

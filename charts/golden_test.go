@@ -28,6 +28,13 @@ var scenarios = []struct {
 		return map[string]any{"certs": map[string]any{"existingSecret": true}, "webhook": map[string]any{"replicas": 0}}
 	}},
 	{"every-knob", func(t *testing.T) map[string]any { return valuesFile(t, "testdata/every-knob.yaml") }},
+	// The injector inside the API server, with the values that change what
+	// it injects and refuses.
+	{"policy-injector", func(*testing.T) map[string]any {
+		return map[string]any{"injector": "policy", "webhook": map[string]any{"inject": map[string]any{
+			"placement": "last", "privileged": true, "podSecurity": "deny", "redirect": map[string]any{"ipv6": "off"},
+		}}}
+	}},
 }
 
 func valuesFile(t *testing.T, file string) map[string]any {
@@ -44,10 +51,11 @@ func valuesFile(t *testing.T, file string) map[string]any {
 }
 
 // renderAll renders every template, NOTES.txt and tests included, as one
-// document: each file under a "# Source:" line, in path order.
+// document: each file under a "# Source:" line, in path order. The API
+// server serves MutatingAdmissionPolicy v1 (injector: policy needs it).
 func renderAll(t *testing.T, values map[string]any) string {
 	t.Helper()
-	files, err := charts.Render(charts.Options{Values: values, IncludeCRDs: false})
+	files, err := charts.Render(charts.Options{Values: values, IncludeCRDs: false, APIVersions: []string{mapAPI}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,24 +55,8 @@ func TestInstall(t *testing.T) {
 	}
 	ctx := context.Background()
 
-	flags := genericclioptions.NewConfigFlags(false)
-	flags.KubeConfig = &server.Kubeconfig
-	ns := releaseNamespace
-	flags.Namespace = &ns
-	helm := new(action.Configuration)
-	if err := helm.Init(flags, releaseNamespace, "secret", func(string, ...any) {}); err != nil {
-		t.Fatal(err)
-	}
-	ch, err := charts.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	newInstall := func() *action.Install {
-		in := action.NewInstall(helm)
-		in.ReleaseName, in.Namespace, in.CreateNamespace = installRelease, releaseNamespace, true
-		in.Timeout = time.Minute
-		return in
-	}
+	helm, ch := newHelm(t, server)
+	newInstall := func() *action.Install { return newInstall(helm) }
 
 	t.Run("server dry-run", func(t *testing.T) {
 		// Helm maps every object to an API before a dry-run and installs no
@@ -185,6 +170,33 @@ func TestInstall(t *testing.T) {
 		// The API server notices removed admission configurations shortly.
 		testkit.Eventually(t, 30*time.Second, "creating a pod in the opted-in namespace after uninstall", func() error { return c.Create(ctx, newPod()) })
 	})
+}
+
+// newHelm is Helm's action configuration for the release namespace of
+// server, and the chart.
+func newHelm(t *testing.T, server *testkit.APIServer) (*action.Configuration, *chart.Chart) {
+	t.Helper()
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.KubeConfig = &server.Kubeconfig
+	ns := releaseNamespace
+	flags.Namespace = &ns
+	helm := new(action.Configuration)
+	if err := helm.Init(flags, releaseNamespace, "secret", func(string, ...any) {}); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := charts.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return helm, ch
+}
+
+// newInstall is `helm install` of the release in its namespace, created.
+func newInstall(helm *action.Configuration) *action.Install {
+	in := action.NewInstall(helm)
+	in.ReleaseName, in.Namespace, in.CreateNamespace = installRelease, releaseNamespace, true
+	in.Timeout = time.Minute
+	return in
 }
 
 // assertAdmissionObjects checks that the chart's MutatingWebhookConfiguration,

@@ -3,6 +3,7 @@ package charts_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/lint"
@@ -14,7 +15,9 @@ import (
 // TestLint runs helm lint's checks (Chart.yaml, values against the schema,
 // templates rendered and parsed as Kubernetes objects) for each scenario;
 // warnings and errors fail, information does not. Helm lints a directory:
-// a copy of the chart's embedded files.
+// a copy of the chart's embedded files. helm lint cannot say which APIs the
+// cluster serves, so injector: policy fails it with the chart's own
+// message, and only that.
 func TestLint(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "meshinit")
 	if err := os.CopyFS(dir, charts.Files()); err != nil {
@@ -22,8 +25,12 @@ func TestLint(t *testing.T) {
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			l := lint.AllWithKubeVersion(dir, sc.values(t), "meshinit-system", nil)
+			values := sc.values(t)
+			l := lint.AllWithKubeVersion(dir, values, "meshinit-system", nil)
 			for _, m := range l.Messages {
+				if values["injector"] == "policy" && m.Severity == support.ErrorSev && strings.Contains(m.Err.Error(), "injector=policy needs an API server that serves") {
+					continue
+				}
 				if m.Severity >= support.WarningSev {
 					t.Errorf("%s", m)
 				} else {

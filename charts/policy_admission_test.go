@@ -255,23 +255,28 @@ var admissionCases = []struct {
 func TestAdmission(t *testing.T) {
 	c := apiServer(t)
 	for _, tc := range admissionCases {
-		t.Run(tc.name, func(t *testing.T) {
-			want := tc.want
-			want.message = strings.ReplaceAll(want.message, "SUBJECT", "pod")
-			if err := c.checkVerdict(tc.namespace, tc.pod, want); err != nil {
-				t.Error(err)
-			}
-			for _, w := range workloads {
-				want := tc.want
-				want.message = strings.ReplaceAll(want.message, "SUBJECT", "pod template")
-				if tc.podOnly {
-					want = verdict{}
-				}
-				if err := c.checkVerdict(tc.namespace, w.of(tc.pod), want); err != nil {
-					t.Error(err)
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { c.checkCase(t, tc.namespace, tc.pod, tc.want, tc.want, tc.podOnly) })
+	}
+}
+
+// checkCase creates (dry run) p in ns, and a workload of each kind with it
+// as the pod template, and compares their verdicts with want for the pod,
+// and templateWant for the templates (admitted when podOnly); SUBJECT in a
+// message is "pod" or "pod template".
+func (c *cluster) checkCase(t *testing.T, ns string, p *corev1.Pod, want, templateWant verdict, podOnly bool) {
+	t.Helper()
+	want.message = strings.ReplaceAll(want.message, "SUBJECT", "pod")
+	if err := c.checkVerdict(ns, p, want); err != nil {
+		t.Error(err)
+	}
+	templateWant.message = strings.ReplaceAll(templateWant.message, "SUBJECT", "pod template")
+	if podOnly {
+		templateWant = verdict{}
+	}
+	for _, w := range workloads {
+		if err := c.checkVerdict(ns, w.of(p), templateWant); err != nil {
+			t.Error(err)
+		}
 	}
 }
 

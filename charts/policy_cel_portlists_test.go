@@ -1,7 +1,6 @@
 package charts_test
 
 import (
-	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,17 +89,16 @@ func TestCELParsesLikeGo(t *testing.T) {
 	}
 }
 
-// normalize sorts and de-duplicates CEL's [first, last] pairs the way
-// redirect.PortList keeps its ranges.
+// normalize drops the repeats among CEL's [first, last] pairs, keeping the
+// first, the way redirect.PortList keeps its ranges.
 func normalize(pairs [][]int64) []redirect.PortRange {
 	var out []redirect.PortRange
 	for _, p := range pairs {
-		out = append(out, redirect.PortRange{First: uint16(p[0]), Last: uint16(p[1])})
+		if r := (redirect.PortRange{First: uint16(p[0]), Last: uint16(p[1])}); !slices.Contains(out, r) {
+			out = append(out, r)
+		}
 	}
-	slices.SortFunc(out, func(a, b redirect.PortRange) int {
-		return cmp.Or(cmp.Compare(a.First, b.First), cmp.Compare(a.Last, b.Last))
-	})
-	return slices.Compact(out)
+	return out
 }
 
 // short quotes a table value for a message, cut after 64 bytes.

@@ -13,15 +13,16 @@ import (
 // apply to every namespace.
 const releaseNamespace = "meshinit-system"
 
-// chartPolicyObjects renders the chart with values and returns the policy's
+// chartPolicyObjects renders the chart with values and returns the policies'
 // objects, in install order: the RedirectPolicy CRD, the
-// ValidatingAdmissionPolicy, its bindings and the default RedirectPolicy.
+// ValidatingAdmissionPolicies, their bindings, the default RedirectPolicy
+// and, with injector policy, the MutatingAdmissionPolicy and its binding.
 // Everything else in the chart (the webhook) is left out.
 func chartPolicyObjects(t testing.TB, values map[string]any) []*unstructured.Unstructured {
 	t.Helper()
-	objs := charts.MustObjects(t, charts.Options{Namespace: releaseNamespace, Values: values, IncludeCRDs: true}, false)
+	objs := charts.MustObjects(t, charts.Options{Namespace: releaseNamespace, Values: values, IncludeCRDs: true, APIVersions: []string{mapAPI}}, false)
 	out := charts.Find(objs, "CustomResourceDefinition", "redirectpolicies.meshinit.io")
-	for _, kind := range []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "RedirectPolicy"} {
+	for _, kind := range []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "RedirectPolicy", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"} {
 		out = append(out, charts.Find(objs, kind, "")...)
 	}
 	return out

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
+	"regexp"
 	"testing"
 	"time"
 
@@ -28,17 +28,25 @@ import (
 type cluster struct {
 	*testkit.APIServer
 	client client.Client
+	// injector is "" for the RedirectPolicy's policy alone (no webhook
+	// runs), or "policy" for the chart's policy injector too.
+	injector string
 }
 
 var (
-	policyServer = testkit.Shared{Options: testkit.Options{AuditPolicy: podAuditPolicy}, Setup: setUp}
-	// installed is the shared cluster, once setUp is done.
+	policyServer = testkit.Shared{Options: testkit.Options{AuditPolicy: podAuditPolicy}, Setup: setUpFor("")}
+	// installed is the shared cluster, once its setup is done.
 	installed *cluster
+	// injectorServer is another with the chart's policy injector installed
+	// as well, for the tests of what holds in policy mode.
+	injectorServer    = testkit.Shared{Options: testkit.Options{AuditPolicy: podAuditPolicy}, Setup: setUpFor("policy")}
+	injectorInstalled *cluster
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	policyServer.Stop()
+	injectorServer.Stop()
 	os.Exit(code)
 }
 
@@ -89,9 +97,39 @@ func apiServer(t *testing.T) *cluster {
 	return installed
 }
 
+// injectorAPIServer is apiServer's with the chart's policy injector.
+func injectorAPIServer(t *testing.T) *cluster {
+	t.Helper()
+	injectorServer.Get(t)
+	return injectorInstalled
+}
+
+// clusterNamespaces are the namespaces setUp creates.
+var clusterNamespaces = map[string]*corev1.Namespace{
+	releaseNamespace: namespace(releaseNamespace),
+	"team-a":         namespace("team-a", namespaceLabel, "enabled"),
+	"team-strict":    namespace("team-strict", namespaceLabel, "enabled"),
+	"team-lax":       namespace("team-lax", namespaceLabel, "enabled"),
+	"plain":          namespace("plain"),
+	"opted-out":      namespace("opted-out", namespaceLabel, "disabled"),
+}
+
+// setUpFor returns the setup of a shared cluster with injector (see
+// cluster).
+func setUpFor(injector string) func(testing.TB, *testkit.APIServer) {
+	return func(t testing.TB, server *testkit.APIServer) {
+		c := setUp(t, server, injector)
+		if injector == "" {
+			installed = c
+		} else {
+			injectorInstalled = c
+		}
+	}
+}
+
 // setUp creates the tests' namespaces and installs the chart's policy
-// objects and the namespace policies.
-func setUp(t testing.TB, server *testkit.APIServer) {
+// objects (with injector) and the namespace policies.
+func setUp(t testing.TB, server *testkit.APIServer, injector string) *cluster {
 	s := runtime.NewScheme()
 	if err := errors.Join(scheme.AddToScheme(s), v1alpha1.AddToScheme(s)); err != nil {
 		t.Fatal(err)
@@ -102,16 +140,9 @@ func setUp(t testing.TB, server *testkit.APIServer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cluster{APIServer: server, client: cl}
-	for _, ns := range []*corev1.Namespace{
-		namespace(releaseNamespace),
-		namespace("team-a", namespaceLabel, "enabled"),
-		namespace("team-strict", namespaceLabel, "enabled"),
-		namespace("team-lax", namespaceLabel, "enabled"),
-		namespace("plain"),
-		namespace("opted-out", namespaceLabel, "disabled"),
-	} {
-		if err := c.client.Create(context.Background(), ns); err != nil {
+	c := &cluster{APIServer: server, client: cl, injector: injector}
+	for _, ns := range clusterNamespaces {
+		if err := c.client.Create(context.Background(), ns.DeepCopy()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -123,24 +154,41 @@ func setUp(t testing.TB, server *testkit.APIServer) {
 	})
 	c.applyPolicy(t, "team-lax", "lax", v1alpha1.RedirectPolicySpec{Interception: v1alpha1.InterceptionOptional})
 	c.awaitInstalled(t)
-	installed = c
+	return c
 }
 
-// awaitInstalled waits until the API server enforces what startCluster
-// installs: both bindings with Deny, the default RedirectPolicy and
-// team-strict's. Tests that change any of it restore it and call this.
+// awaitInstalled waits until the API server enforces what setUp installs:
+// both bindings with Deny, the default RedirectPolicy and team-strict's,
+// and the policy injector's policies. Tests that change any of it restore
+// it and call this.
 func (c *cluster) awaitInstalled(t testing.TB) {
 	t.Helper()
+	if c.injector == "policy" {
+		// The mutating policy injects, and each validating one refuses.
+		testkit.Eventually(t, 30*time.Second, "the policy injector in effect", func() error {
+			p := pod("probe")
+			if err := c.createDryRun("team-a", p); err != nil || len(p.Spec.InitContainers) == 0 {
+				return fmt.Errorf("probe pod not injected: %v", err)
+			}
+			if got, err := verdictOf(c.createDryRun("team-a", pod("probe", labels(podLabel, "yes")))); err != nil || got.binding != injectName {
+				return fmt.Errorf("probe pod labelled yes: %+v, %v", got, err)
+			}
+			return nil
+		})
+	}
 	c.awaitVerdict(t, "team-a", pod("probe", injected, annotations(excludeInbound, "8443")),
 		verdict{clusterBinding, msgExcluded8443, metav1.StatusReasonForbidden})
 	c.awaitVerdict(t, "team-strict", pod("probe", injected, annotations(excludeInbound, "9090")),
 		verdict{namespaceBinding, msgStrictExcluded9090, metav1.StatusReasonForbidden})
 }
 
-// install applies the chart's policy objects rendered with values
-// (server-side apply), waiting for the CRD before its objects.
+// install applies the chart's policy objects rendered with values (and the
+// cluster's injector), server-side, waiting for the CRD before its objects.
 func (c *cluster) install(t testing.TB, values map[string]any) {
 	t.Helper()
+	if c.injector != "" {
+		values = withInjector(values, c.injector)
+	}
 	for _, o := range chartPolicyObjects(t, values) {
 		c.apply(t, o)
 	}
@@ -163,9 +211,9 @@ func (c *cluster) applyPolicy(t testing.TB, ns, name string, spec v1alpha1.Redir
 }
 
 // createDryRun creates obj in namespace ns with dryRun=All: admission runs in
-// full, nothing is stored.
+// full, nothing is stored. obj becomes what the API server would store (its
+// namespace set), when admitted.
 func (c *cluster) createDryRun(ns string, obj client.Object) error {
-	obj = obj.DeepCopyObject().(client.Object)
 	obj.SetNamespace(ns)
 	return c.client.Create(context.Background(), obj, client.DryRunAll)
 }
@@ -185,8 +233,9 @@ const (
 	namespaceBinding = policyName + "-namespace"
 )
 
-// verdictOf reads a create error: nil is admitted; a denial by the policy
-// gives its binding, message and reason; anything else is an error.
+// verdictOf reads a create error: nil is admitted; a denial by a
+// ValidatingAdmissionPolicy gives its binding, message and reason; anything
+// else is an error.
 func verdictOf(err error) (verdict, error) {
 	if err == nil {
 		return verdict{}, nil
@@ -195,23 +244,21 @@ func verdictOf(err error) (verdict, error) {
 	if !errors.As(err, &status) {
 		return verdict{}, err
 	}
-	msg := status.Status().Message
-	prefix := fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '", policyName)
-	i := strings.Index(msg, prefix)
-	if i < 0 {
+	m := denial.FindStringSubmatch(status.Status().Message)
+	if m == nil {
 		return verdict{}, err
 	}
-	binding, message, ok := strings.Cut(msg[i+len(prefix):], "' denied request: ")
-	if !ok {
-		return verdict{}, err
-	}
-	return verdict{binding: binding, message: message, reason: status.Status().Reason}, nil
+	return verdict{binding: m[1], message: m[2], reason: status.Status().Reason}, nil
 }
+
+// denial is how the API server words a ValidatingAdmissionPolicy's denial:
+// the binding's name, and the message.
+var denial = regexp.MustCompile(`ValidatingAdmissionPolicy '[^']+' with binding '([^']+)' denied request: (?s)(.*)$`)
 
 // checkVerdict creates obj (dry run) once and compares the policy's verdict
 // with want; a want without reason accepts any.
 func (c *cluster) checkVerdict(ns string, obj client.Object, want verdict) error {
-	got, err := verdictOf(c.createDryRun(ns, obj))
+	got, err := verdictOf(c.createDryRun(ns, obj.DeepCopyObject().(client.Object)))
 	if err != nil {
 		return err
 	}

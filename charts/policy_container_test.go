@@ -126,8 +126,14 @@ func TestMeshinitContainer(t *testing.T) {
 // (the kubelet then restarts the init containers), so the policy checks pod
 // updates that change them: meshinit's image cannot be swapped, while
 // updates that leave the init containers alone are not checked at all.
-func TestPodUpdate(t *testing.T) {
-	c := apiServer(t)
+func TestPodUpdate(t *testing.T) { testPodUpdate(t, apiServer(t)) }
+
+// TestPodUpdatePolicyInjector is TestPodUpdate in policy mode: the mutating
+// policy injects pods when they are created, never when they are updated,
+// and the same updates are refused.
+func TestPodUpdatePolicyInjector(t *testing.T) { testPodUpdate(t, injectorAPIServer(t)) }
+
+func testPodUpdate(t *testing.T, c *cluster) {
 	ctx := context.Background()
 	p := pod("updated", injected, withInit(setup))
 	p.Namespace = "team-a"

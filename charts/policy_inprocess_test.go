@@ -27,6 +27,7 @@ import (
 // policy's variables and to measure its runtime cost. Match conditions are
 // left to the tests against a real API server.
 type compiled struct {
+	name        string // the policy's
 	compiler    *plugincel.CompositedCompiler
 	validations plugincel.ConditionEvaluator
 	messages    plugincel.ConditionEvaluator
@@ -55,6 +56,7 @@ func compile(t *testing.T, vap *admissionregistrationv1.ValidatingAdmissionPolic
 		messages = append(messages, &validating.MessageExpressionCondition{MessageExpression: v.MessageExpression})
 	}
 	c := &compiled{
+		name:        vap.Name,
 		compiler:    compiler,
 		validations: compiler.CompileCondition(validations, policyVars, environment.StoredExpressions),
 		messages:    compiler.CompileCondition(messages, messageVars, environment.StoredExpressions),

@@ -9,7 +9,8 @@ import (
 )
 
 // portListCase is one annotation value. want is how redirect.ParsePortList
-// reads it (PortList.String: "*", "" for the empty list, or sorted entries),
+// reads it (PortList.String: "*", "" for the empty list, or the entries as
+// written, canonical, without repeats),
 // or bad when it rejects it (or the value is over the list limits).
 type portListCase struct {
 	name, value string
@@ -35,7 +36,7 @@ var portListCases = []portListCase{
 	{name: "one port", value: "80", want: "80"},
 	{name: "port with whitespace", value: " 80\t", want: "80"},
 	{name: "two ports", value: "80,443", want: "80,443"},
-	{name: "unsorted", value: "443,80", want: "80,443"},
+	{name: "unsorted", value: "443,80", want: "443,80"},
 	{name: "duplicates", value: "80,80, 80 ,443,80", want: "80,443"},
 	{name: "empty entries", value: ",80,,443,", want: "80,443"},
 	{name: "newlines between entries", value: "80,\n443\n,8080", want: "80,443,8080"},
@@ -44,7 +45,8 @@ var portListCases = []portListCase{
 	{name: "range of one port", value: "8000-8000", want: "8000"},
 	{name: "duplicate ranges", value: "8000-8080,8000-8080", want: "8000-8080"},
 	{name: "overlapping ranges", value: "8000-8080,8010-8020", want: "8000-8080,8010-8020"},
-	{name: "ports and ranges", value: "9090, 80,8000-8080,443", want: "80,443,8000-8080,9090"},
+	{name: "ports and ranges", value: "9090, 80,8000-8080,443", want: "9090,80,8000-8080,443"},
+	{name: "the same entry written differently", value: "80-80,0080, 80 ,443-0443,443", want: "80,443"},
 	{name: "whole port range", value: "1-65535", want: "1-65535"},
 	{name: "lowest port", value: "1", want: "1"},
 	{name: "highest port", value: "65535", want: "65535"},

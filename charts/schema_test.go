@@ -134,18 +134,21 @@ func redirectSetting(key string, value any) map[string]any {
 	return map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{key: value}}}}
 }
 
-// TestIgnoredPortsInOrder: webhook.inject.redirect.ignored-inbound-ports
-// must be in the order the redirector renders it (the policy compares the
-// init container's argument with it), which the schema cannot say: the
-// chart refuses it, naming the value.
-func TestIgnoredPortsInOrder(t *testing.T) {
-	for _, v := range []string{"15090,15020", "15020,15020", "15020-15020", "15021-15020", "15020-15030,15020"} {
+// TestIgnoredPortsCanonical: webhook.inject.redirect.ignored-inbound-ports
+// must be written as the redirector renders it (the policy compares the
+// init container's argument with it): each entry once, no range of one
+// port. The schema cannot say so: the chart refuses it, naming the value.
+// Any order is the redirector's.
+func TestIgnoredPortsCanonical(t *testing.T) {
+	for _, v := range []string{"15020,15020", "15020-15020", "15021-15020", "15020-15030,15021,15020-15030"} {
 		_, err := charts.Render(charts.Options{Values: redirectSetting("ignored-inbound-ports", v)})
 		if err == nil || !strings.Contains(err.Error(), "webhook.inject.redirect.ignored-inbound-ports") || !strings.Contains(err.Error(), v) {
 			t.Errorf("ignored-inbound-ports %q: %v", v, err)
 		}
 	}
-	if _, err := charts.Render(charts.Options{Values: redirectSetting("ignored-inbound-ports", "15020,15020-15030,15021")}); err != nil {
-		t.Errorf("ports and ranges in the redirector's order: %v", err)
+	for _, v := range []string{"15020,15020-15030,15021", "15090,15020"} {
+		if _, err := charts.Render(charts.Options{Values: redirectSetting("ignored-inbound-ports", v)}); err != nil {
+			t.Errorf("ports and ranges as the redirector renders them %q: %v", v, err)
+		}
 	}
 }

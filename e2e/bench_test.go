@@ -19,9 +19,29 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 )
+
+// benchSetup is what each benchmark starts with: how many of its things to
+// measure, from environment variable count (def when it is not a positive
+// number), the chart installed (uninstalled when b ends), and the admin's
+// REST config.
+func benchSetup(b *testing.B, ctx context.Context, count string, def int) (*env, *rest.Config, int) {
+	n, err := strconv.Atoi(os.Getenv(count))
+	if err != nil || n <= 0 {
+		n = def
+	}
+	e := setup(b, ctx)
+	e.install(b, ctx, nil)
+	b.Cleanup(func() { e.uninstall(b, context.Background()) })
+	cfg, err := clientcmd.BuildConfigFromFlags("", e.Kubeconfig)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e, cfg, n
+}
 
 // BenchmarkPodStartup measures, on the cluster, how long three kinds of
 // otherwise identical pods take to start: no init container; a no-op init
@@ -50,19 +70,9 @@ import (
 //
 // Run it with `make bench-e2e`.
 func BenchmarkPodStartup(b *testing.B) {
-	perKind := 60
-	if n, err := strconv.Atoi(os.Getenv("MESHINIT_BENCH_PODS")); err == nil && n > 0 {
-		perKind = n
-	}
 	ctx, cancel := context.WithTimeout(b.Context(), 40*time.Minute)
 	defer cancel()
-	e := setup(b, ctx)
-	e.install(b, ctx, nil)
-	b.Cleanup(func() { e.uninstall(b, context.Background()) })
-	cfg, err := clientcmd.BuildConfigFromFlags("", e.Kubeconfig)
-	if err != nil {
-		b.Fatal(err)
-	}
+	e, cfg, perKind := benchSetup(b, ctx, "MESHINIT_BENCH_PODS", 60)
 	client := kubernetes.NewForConfigOrDie(cfg)
 	plain := e.createNamespace(b, ctx, "bench-plain", nil)
 	injected := e.createNamespace(b, ctx, "bench-injected", map[string]string{injectionLabel: "enabled"})

@@ -25,14 +25,36 @@ const (
 // TestEndToEnd installs the chart on a real cluster and checks, in order,
 // what a user would see: injection and redirected traffic, opt-outs, the
 // policy's refusals (also with the webhook down), a re-run redirector,
-// changed values, and uninstalling. Later steps depend on earlier ones, so
-// a failed step that leaves nothing to test ends the test.
+// changed values, and uninstalling; once for each injector (a subtest for
+// each: the webhook, then the policies inside the API server), the steps
+// that do not depend on the injector (the re-run redirector) once. Later
+// steps depend on earlier ones, so a failed step that leaves nothing to
+// test ends the subtest.
 func TestEndToEnd(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 25*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Minute)
 	defer cancel()
 	began := time.Now()
 	e := setup(t, ctx)
+	for _, injector := range []string{"webhook", "policy"} {
+		t.Run(injector, func(t *testing.T) { endToEnd(t, ctx, e, injector) })
+	}
+	t.Logf("timing: total %.1fs", time.Since(began).Seconds())
+}
+
+// endToEnd is TestEndToEnd's steps with injector (the chart's value).
+func endToEnd(t *testing.T, ctx context.Context, e *env, injector string) {
+	began := time.Now()
 	img := e.images
+	policyMode := injector == "policy"
+	// install is e.install with the injector.
+	install := func(t *testing.T, vals map[string]any) {
+		t.Helper()
+		if vals == nil {
+			vals = map[string]any{}
+		}
+		vals["injector"] = injector
+		e.install(t, ctx, vals)
+	}
 
 	create := func(ns, manifest string) error {
 		_, err := e.Kubectl(ctx, manifest, "-n", ns, "create", "-f", "-")
@@ -57,9 +79,24 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
-	if !timed("chart installed with self-managed certificates, both webhook replicas Ready", func(t *testing.T) {
+	if policyMode && !timed("chart installed with the policy injector: no webhook, the policies in place", func(t *testing.T) {
 		installed = true
-		e.install(t, ctx, nil)
+		install(t, nil)
+		if out, err := e.Kubectl(ctx, "", "-n", releaseNamespace, "get", "deployment,service,secret", "-l", "app.kubernetes.io/instance="+release, "-o", "name"); err != nil || out != "" {
+			t.Errorf("objects of the webhook: %q (%v), want none", out, err)
+		}
+		if out, err := e.Kubectl(ctx, "", "get", "mutatingwebhookconfiguration", "-l", "app.kubernetes.io/instance="+release, "-o", "name"); err != nil || out != "" {
+			t.Errorf("webhook configurations: %q (%v), want none", out, err)
+		}
+		if got := e.must(t, ctx, "get", "mutatingadmissionpolicy,mutatingadmissionpolicybinding", "-l", "app.kubernetes.io/instance="+release, "-o", "name"); got != "mutatingadmissionpolicy.admissionregistration.k8s.io/"+release+"-inject\nmutatingadmissionpolicybinding.admissionregistration.k8s.io/"+release+"-inject" {
+			t.Errorf("mutating policies %q", got)
+		}
+	}) {
+		t.FailNow()
+	}
+	if !policyMode && !timed("chart installed with self-managed certificates, both webhook replicas Ready", func(t *testing.T) {
+		installed = true
+		install(t, nil)
 		if got := e.must(t, ctx, "-n", releaseNamespace, "get", "deployment", webhookName, "-o", "jsonpath={.status.readyReplicas}"); got != "2" {
 			t.Errorf("ready replicas %q, want 2", got)
 		}
@@ -77,19 +114,24 @@ func TestEndToEnd(t *testing.T) {
 		t.FailNow()
 	}
 
-	timed("kube-controller-manager type-checks the ValidatingAdmissionPolicy without warnings", func(t *testing.T) {
-		policy := release + "-redirectpolicy"
-		if err := eventually(ctx, 60*time.Second, func() error {
-			checked, err := e.Kubectl(ctx, "", "get", "validatingadmissionpolicy", policy, "-o", "jsonpath={.status.observedGeneration}")
-			if err != nil || checked == "" {
-				return fmt.Errorf("ValidatingAdmissionPolicy %s not type-checked yet (%v)", policy, err)
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
+	timed("kube-controller-manager type-checks the ValidatingAdmissionPolicies without warnings", func(t *testing.T) {
+		policies := []string{release + "-redirectpolicy"}
+		if policyMode {
+			policies = append(policies, release+"-inject", release+"-inject-podsecurity")
 		}
-		if warnings := e.must(t, ctx, "get", "validatingadmissionpolicy", policy, "-o", "jsonpath={.status.typeChecking.expressionWarnings}"); warnings != "" {
-			t.Errorf("type checking warnings: %s", warnings)
+		for _, policy := range policies {
+			if err := eventually(ctx, 60*time.Second, func() error {
+				checked, err := e.Kubectl(ctx, "", "get", "validatingadmissionpolicy", policy, "-o", "jsonpath={.status.observedGeneration}")
+				if err != nil || checked == "" {
+					return fmt.Errorf("ValidatingAdmissionPolicy %s not type-checked yet (%v)", policy, err)
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if warnings := e.must(t, ctx, "get", "validatingadmissionpolicy", policy, "-o", "jsonpath={.status.typeChecking.expressionWarnings}"); warnings != "" {
+				t.Errorf("%s: type checking warnings: %s", policy, warnings)
+			}
 		}
 	})
 
@@ -167,6 +209,10 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	timed("the redirector run again in the running pod succeeds on the existing rules", func(t *testing.T) {
+		if policyMode {
+			t.Log("not again in policy mode: what the redirector does does not depend on the injector")
+			return
+		}
 		// An ephemeral container with the init container's image and
 		// arguments and the same capabilities (kubectl debug's netadmin
 		// profile adds NET_ADMIN and NET_RAW) runs `redirector apply` in the
@@ -265,7 +311,7 @@ func TestEndToEnd(t *testing.T) {
 		// Like helm upgrade: the chart re-rendered with the webhook
 		// excluding outbound port 8080 for every pod; the config change
 		// rolls the webhook.
-		e.install(t, ctx, map[string]any{"webhook": map[string]any{"inject": map[string]any{
+		install(t, map[string]any{"webhook": map[string]any{"inject": map[string]any{
 			"redirect": map[string]any{"exclude-outbound-ports": "8080"},
 		}}})
 		// Until the API server's view of the webhook's endpoints catches
@@ -291,42 +337,64 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
-	timed("with the webhook scaled to zero and failurePolicy Ignore, the policy rejects an uninjected pod", func(t *testing.T) {
-		e.install(t, ctx, map[string]any{"webhook": map[string]any{"replicas": 0, "failurePolicy": "Ignore"}})
-		if pods := e.must(t, ctx, "-n", releaseNamespace, "get", "pods", "-l", webhookSelector, "-o", "name"); pods != "" {
-			t.Fatalf("webhook pods left at replicas 0: %s", pods)
+	timed("a pod with an annotation it cannot use is refused, naming the annotation and the value", func(t *testing.T) {
+		want := `meshinit: pod not injected: invalid annotation ` + excludeInbound + ` "80-": "80-" is not a port number or range (want 1-65535, or first-last)`
+		if err := eventually(ctx, 60*time.Second, func() error {
+			err := create(labelled, img.PlainPod("bad-annotation", nil, map[string]string{excludeInbound: "80-"}))
+			if err == nil {
+				e.must(t, ctx, "-n", labelled, "delete", "pod", "bad-annotation", "--wait=false")
+			}
+			if err == nil || !strings.Contains(err.Error(), want) {
+				return fmt.Errorf("creating the pod: %v; want an error containing %q", err, want)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
 		}
-		got := strings.Fields(e.must(t, ctx, "get", "mutatingwebhookconfiguration", release, "-o", "jsonpath={.webhooks[*].failurePolicy}"))
-		if len(got) == 0 || slices.ContainsFunc(got, func(p string) bool { return p != "Ignore" }) {
-			t.Fatalf("failurePolicy of the webhooks %q, want Ignore", got)
-		}
-		want := "pod arrived without the meshinit-redirect init container"
-		err := create(labelled, img.PlainPod("uninjected", nil, nil))
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("creating a pod: %v; want an error containing %q", err, want)
-		}
-		// Opting out is still allowed (AllowOptOut).
-		mustCreate(t, labelled, img.PlainPod("opted-out-2", map[string]string{injectLabel: "false"}, nil))
-		e.ready(t, ctx, labelled, "opted-out-2")
-		e.install(t, ctx, nil)
 	})
+
+	if !policyMode {
+		timed("with the webhook scaled to zero and failurePolicy Ignore, the policy rejects an uninjected pod", func(t *testing.T) {
+			install(t, map[string]any{"webhook": map[string]any{"replicas": 0, "failurePolicy": "Ignore"}})
+			if pods := e.must(t, ctx, "-n", releaseNamespace, "get", "pods", "-l", webhookSelector, "-o", "name"); pods != "" {
+				t.Fatalf("webhook pods left at replicas 0: %s", pods)
+			}
+			got := strings.Fields(e.must(t, ctx, "get", "mutatingwebhookconfiguration", release, "-o", "jsonpath={.webhooks[*].failurePolicy}"))
+			if len(got) == 0 || slices.ContainsFunc(got, func(p string) bool { return p != "Ignore" }) {
+				t.Fatalf("failurePolicy of the webhooks %q, want Ignore", got)
+			}
+			want := "pod arrived without the meshinit-redirect init container"
+			err := create(labelled, img.PlainPod("uninjected", nil, nil))
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("creating a pod: %v; want an error containing %q", err, want)
+			}
+			// Opting out is still allowed (AllowOptOut).
+			mustCreate(t, labelled, img.PlainPod("opted-out-2", map[string]string{injectLabel: "false"}, nil))
+			e.ready(t, ctx, labelled, "opted-out-2")
+			install(t, nil)
+		})
+	}
 
 	timed("after uninstalling, pods in a labelled namespace are created and run", func(t *testing.T) {
 		installed = false
 		e.uninstall(t, ctx)
-		// The API server drops the webhook and policy after a moment.
-		n := 0
+		// The API server drops the webhook and the policies after a moment:
+		// until then a pod is refused, or (policy mode) injected.
+		name := "after-uninstall"
 		if err := eventually(ctx, 60*time.Second, func() error {
-			n++
-			return create(labelled, img.PlainPod(fmt.Sprintf("after-uninstall-%d", n), nil, nil))
+			inits, err := e.Kubectl(ctx, img.PlainPod(name, nil, nil), "-n", labelled, "create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.initContainers[*].name}")
+			if err != nil || inits != "" {
+				return fmt.Errorf("a dry-run pod: init containers %q (%v)", inits, err)
+			}
+			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
-		name := fmt.Sprintf("after-uninstall-%d", n)
+		mustCreate(t, labelled, img.PlainPod(name, nil, nil))
 		e.ready(t, ctx, labelled, name)
 		if got := e.initContainers(t, ctx, labelled, name); len(got) != 0 {
 			t.Errorf("init containers %v, want none", got)
 		}
 	})
-	t.Logf("timing: total %.1fs", time.Since(began).Seconds())
+	t.Logf("timing: %s total %.1fs", injector, time.Since(began).Seconds())
 }

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/meshinit/meshinit/api/v1alpha1"
+	"github.com/meshinit/meshinit/webhook"
 )
 
 // A check is one of `check`'s: a pure function of what was gathered and
@@ -186,17 +187,44 @@ func checkInjector(in Install, _ time.Time) []Finding {
 				names = append(names, b.Name)
 			}
 		}
-		if len(names) == 0 {
+		switch config := in.configHash(); {
+		case len(names) == 0:
 			out = append(out, problem(obj, "no MutatingAdmissionPolicyBinding binds it: no pod is injected by it", helmFix(r)))
-			continue
+		case config != "" && !injectsConfig(p, config):
+			out = append(out, problem(obj, fmt.Sprintf("does not inject the configuration in ConfigMap %s (%s %q): they come from different chart values, so kubectl meshinit pods and explain judge pods by settings it does not inject",
+				in.ConfigMap, webhook.StatusAnnotation+" config", config), helmFix(r)))
+		default:
+			policy := ""
+			if p.Spec.FailurePolicy != nil {
+				policy = ", failurePolicy " + string(*p.Spec.FailurePolicy)
+			}
+			out = append(out, ok(obj, "injects in the API server"+policy+"; bound by "+strings.Join(names, ", ")))
 		}
-		out = append(out, ok(obj, "injects in the API server; bound by "+strings.Join(names, ", ")))
 	}
 	return out
 }
 
-// checkConfig: the webhook's configuration parses. In policy mode without
-// a webhook there may be none; `pods` and `explain` need it.
+// configHash is the status annotation's config of the pods the ConfigMap's
+// configuration injects, "" when it is not usable.
+func (in Install) configHash() string {
+	if in.Config == nil {
+		return ""
+	}
+	return in.Config.Status().Config
+}
+
+// injectsConfig reports whether p writes a status annotation naming
+// config: the chart puts it in p's mutation as a literal.
+func injectsConfig(p admissionregistrationv1.MutatingAdmissionPolicy, config string) bool {
+	return slices.ContainsFunc(p.Spec.Mutations, func(m admissionregistrationv1.Mutation) bool {
+		return m.JSONPatch != nil && strings.Contains(m.JSONPatch.Expression, `\"config\":\"`+config+`\"`)
+	})
+}
+
+// checkConfig: the webhook's configuration parses. The chart renders it in
+// policy mode too (the MutatingAdmissionPolicy's status annotation names
+// its hash), but without a webhook nothing else reads it: missing, it
+// only keeps `pods` and `explain` from working.
 func checkConfig(in Install, _ time.Time) []Finding {
 	obj := object("ConfigMap", in.Release.Namespace+"/"+cmp.Or(in.ConfigMap, "?"))
 	switch {

@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
 	"github.com/meshinit/meshinit/certs"
@@ -68,13 +70,17 @@ func issueTestCerts(t *testing.T, now time.Time) testCerts {
 	return tc
 }
 
-// chartInstall is an Install as gathered from a healthy webhook-mode
-// installation of the chart (its own objects, as it renders them with
-// values), serving tc.serving from two replicas.
+// mapAPI is what helm template's --api-versions needs for injector policy.
+const mapAPI = "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy"
+
+// chartInstall is an Install as gathered from a healthy installation of
+// the chart (its own objects, as it renders them with values): in webhook
+// mode, serving tc.serving from two replicas.
 func chartInstall(t *testing.T, values map[string]any, tc testCerts) Install {
 	t.Helper()
-	objs := charts.MustObjects(t, charts.Options{Namespace: testNamespace, Values: values}, false)
+	objs := charts.MustObjects(t, charts.Options{Namespace: testNamespace, Values: values, APIVersions: []string{mapAPI}}, false)
 	in := Install{Release: release{Name: "meshinit", Namespace: testNamespace}, RedirectPolicyServed: true, RedirectPolicies: 1, ConfigMap: "meshinit-webhook"}
+	in.Config, _ = chartConfig(t, objs)
 	for _, o := range charts.Find(objs, "ValidatingAdmissionPolicy", "") {
 		var p admissionregistrationv1.ValidatingAdmissionPolicy
 		charts.DecodeOne(t, objs, "ValidatingAdmissionPolicy", o.GetName(), &p)
@@ -85,6 +91,19 @@ func chartInstall(t *testing.T, values map[string]any, tc testCerts) Install {
 		var b admissionregistrationv1.ValidatingAdmissionPolicyBinding
 		charts.DecodeOne(t, objs, "ValidatingAdmissionPolicyBinding", o.GetName(), &b)
 		in.Bindings = append(in.Bindings, b)
+	}
+	for _, o := range charts.Find(objs, "MutatingAdmissionPolicy", "") {
+		var p admissionregistrationv1.MutatingAdmissionPolicy
+		charts.DecodeOne(t, objs, "MutatingAdmissionPolicy", o.GetName(), &p)
+		in.MutatingPolicies = append(in.MutatingPolicies, p)
+	}
+	for _, o := range charts.Find(objs, "MutatingAdmissionPolicyBinding", "") {
+		var b admissionregistrationv1.MutatingAdmissionPolicyBinding
+		charts.DecodeOne(t, objs, "MutatingAdmissionPolicyBinding", o.GetName(), &b)
+		in.MutatingPolicyBindings = append(in.MutatingPolicyBindings, b)
+	}
+	if len(charts.Find(objs, "MutatingWebhookConfiguration", "")) == 0 {
+		return in // policy mode
 	}
 	var mwc admissionregistrationv1.MutatingWebhookConfiguration
 	charts.DecodeOne(t, objs, "MutatingWebhookConfiguration", "", &mwc)
@@ -108,6 +127,19 @@ func chartInstall(t *testing.T, values map[string]any, tc testCerts) Install {
 	}}
 	in.Served = []Served{{From: "endpoint 10.0.0.1:9443", Chain: tc.serving}, {From: "endpoint 10.0.0.2:9443", Chain: tc.serving}}
 	return in
+}
+
+// chartConfig is the webhook's configuration file in the chart's ConfigMap
+// among objs, parsed, and as written.
+func chartConfig(t *testing.T, objs []*unstructured.Unstructured) (*webhook.Config, string) {
+	t.Helper()
+	var cm corev1.ConfigMap
+	charts.DecodeOne(t, objs, "ConfigMap", "meshinit-webhook", &cm)
+	cfg, err := webhook.ParseConfig([]byte(cm.Data[configKey]), testNamespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &cfg, cm.Data[configKey]
 }
 
 // want is a problem a check should find: its object and part of its
@@ -151,17 +183,25 @@ func TestChecks(t *testing.T) {
 		in.Bindings = slices.DeleteFunc(in.Bindings, func(b admissionregistrationv1.ValidatingAdmissionPolicyBinding) bool {
 			return b.Spec.PolicyName == "meshinit-webhook-cabundle"
 		})
-		in.ConfigErr = errors.New("no ConfigMap with config.yaml")
+		in.Config, in.ConfigErr = nil, errors.New("no ConfigMap with config.yaml")
 	}
+	// mutatingPolicy is a stand-in for the chart's: it writes the
+	// configuration's status annotation, as a CEL string literal.
 	mutatingPolicy := func(bound bool) func(*Install) {
 		return func(in *Install) {
-			in.MutatingPolicies = []admissionregistrationv1.MutatingAdmissionPolicy{{ObjectMeta: metav1.ObjectMeta{Name: "meshinit-inject"}}}
+			p := admissionregistrationv1.MutatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "meshinit-inject"}}
+			if in.Config != nil {
+				p.Spec.Mutations = []admissionregistrationv1.Mutation{{PatchType: admissionregistrationv1.PatchTypeJSONPatch,
+					JSONPatch: &admissionregistrationv1.JSONPatch{Expression: strconv.Quote(in.Config.Status().String())}}}
+			}
+			in.MutatingPolicies = []admissionregistrationv1.MutatingAdmissionPolicy{p}
 			if bound {
 				in.MutatingPolicyBindings = []admissionregistrationv1.MutatingAdmissionPolicyBinding{{ObjectMeta: metav1.ObjectMeta{Name: "meshinit-inject"},
 					Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: "meshinit-inject"}}}
 			}
 		}
 	}
+	policyMode := map[string]any{"injector": "policy"}
 	const selfManagedRenew = "kubectl -n meshinit-system delete secret meshinit-webhook-tls && kubectl -n meshinit-system rollout restart deployment/meshinit-webhook"
 	const selfManagedTrust = "kubectl -n meshinit-system rollout restart deployment/meshinit-webhook"
 	for _, c := range []struct {
@@ -203,6 +243,17 @@ func TestChecks(t *testing.T) {
 		{name: "policy mode: the MutatingAdmissionPolicy unbound", changes: []func(*Install){withoutWebhook, mutatingPolicy(false)},
 			want: []want{{"MutatingAdmissionPolicy meshinit-inject", "no MutatingAdmissionPolicyBinding binds it", "helm upgrade"}}},
 		{name: "both injectors", changes: []func(*Install){mutatingPolicy(true)}},
+		{name: "policy mode as the chart renders it", values: policyMode,
+			notWant: []string{"Deployment", "serving certificate", "Service", "MutatingWebhookConfiguration", "CA "}},
+		{name: "policy mode: the ConfigMap's configuration is not the one the MutatingAdmissionPolicy injects", values: policyMode,
+			changes: []func(*Install){func(in *Install) {
+				other, err := webhook.ParseConfig([]byte("image: redirector:2\n"), testNamespace)
+				if err != nil {
+					t.Fatal(err)
+				}
+				in.Config = &other
+			}},
+			want: []want{{"MutatingAdmissionPolicy meshinit-inject", "does not inject the configuration in ConfigMap meshinit-webhook", "helm upgrade"}}},
 		{name: "the webhook's configuration broken", changes: []func(*Install){func(in *Install) { in.ConfigErr = errors.New("redirect: unknown setting \"x\"") }},
 			want: []want{{"ConfigMap meshinit-system/meshinit-webhook", `unknown setting "x"`, "helm upgrade"}}},
 		{name: "the Deployment deleted", changes: []func(*Install){func(in *Install) { in.Deployment = nil }},

@@ -52,6 +52,24 @@ type apiServerEnv struct {
 	webhookAddr string
 	stopWebhook func()
 	config      *webhook.Config // the chart's, as installed
+	// apiServerInjects: the chart's MutatingAdmissionPolicy injects pods
+	// (injector policy), not the test for the webhook (createPod).
+	apiServerInjects bool
+}
+
+// newAPIServerEnv starts a kube-apiserver for t, with nothing installed.
+func newAPIServerEnv(t *testing.T) *apiServerEnv {
+	t.Helper()
+	server := testkit.StartAPIServer(t, testkit.Options{})
+	e := &apiServerEnv{server: server}
+	quiet := rest.CopyConfig(server.Config)
+	quiet.WarningHandler = rest.NoWarnings{}
+	e.admin = kubernetes.NewForConfigOrDie(quiet)
+	var err error
+	if e.objects, err = client.New(quiet, client.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 // plugin runs kubectl meshinit against the API server with kubeconfig
@@ -93,15 +111,8 @@ func (e *apiServerEnv) mustPlugin(t *testing.T, code int, want []string, args ..
 // meshinit not installed, then installed and healthy, then each problem
 // the commands are for, each found by the right command with exit 1.
 func TestAgainstAPIServer(t *testing.T) {
-	server := testkit.StartAPIServer(t, testkit.Options{})
-	e := &apiServerEnv{server: server}
-	quiet := rest.CopyConfig(server.Config)
-	quiet.WarningHandler = rest.NoWarnings{}
-	e.admin = kubernetes.NewForConfigOrDie(quiet)
-	var err error
-	if e.objects, err = client.New(quiet, client.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	e := newAPIServerEnv(t)
+	server := e.server
 	ctx := context.Background()
 
 	t.Run("not installed: every command says so and exits 1", func(t *testing.T) {
@@ -130,23 +141,6 @@ func TestAgainstAPIServer(t *testing.T) {
 		e.mustPlugin(t, 0, []string{"deployment/web", web[0].Name, "current", "not-injected (pod-opted-out)", "4 pods"}, "pods", "-n", "app")
 		e.mustPlugin(t, 0, []string{"RedirectPolicies: meshinit-system/default", "every one admitted"}, "audit", "-n", "app")
 		e.mustPlugin(t, 0, []string{"State:     current", `-A MESHINIT_INBOUND -p tcp -m comment --comment "meshinit: inbound to the proxy" -j REDIRECT --to-ports 15006`}, "explain", web[0].Name, "-n", "app")
-	})
-
-	t.Run("check recognises a MutatingAdmissionPolicy of the chart (policy mode)", func(t *testing.T) {
-		e.mutatingPolicy(t)
-		out := e.mustPlugin(t, 0, nil, "check", "-o", "json")
-		var got struct{ Findings []Finding }
-		if err := json.Unmarshal([]byte(out), &got); err != nil {
-			t.Fatal(err)
-		}
-		want := Finding{Status: StatusOK, Object: "MutatingAdmissionPolicy meshinit-inject", Detail: "injects in the API server; bound by meshinit-inject"}
-		found := false
-		for _, f := range got.Findings {
-			found = found || f == want
-		}
-		if !found {
-			t.Errorf("findings lack %+v", want)
-		}
 	})
 
 	t.Run("a stale pod after a configuration change: pods and explain exit 1 with the rollout restart", func(t *testing.T) {
@@ -266,24 +260,12 @@ func (e *apiServerEnv) install(t *testing.T) {
 		"webhook": map[string]any{"failurePolicy": "Ignore", "timeoutSeconds": 1},
 		"policy":  map[string]any{"defaultRedirectPolicy": map[string]any{"interception": "AllowOptOut"}},
 	}
-	objs := charts.MustObjects(t, charts.Options{Namespace: testNamespace, Values: values, IncludeCRDs: true, KubeVersion: "v1.37.2"}, false)
-	for _, o := range objs {
-		testkit.Eventually(t, 30*time.Second, fmt.Sprintf("applying %s %s", o.GetKind(), o.GetName()), func() error {
-			return e.objects.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()), client.FieldOwner("helm"), client.ForceOwnership)
-		})
-	}
-	var cm corev1.ConfigMap
-	charts.DecodeOne(t, objs, "ConfigMap", "meshinit-webhook", &cm)
-	cfg, err := webhook.ParseConfig([]byte(cm.Data[configKey]), testNamespace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.config = &cfg
+	config := e.applyChart(t, values)
 	d, err := e.admin.AppsV1().Deployments(testNamespace).Get(ctx, "meshinit-webhook", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.runWebhook(t, d, cm.Data[configKey])
+	e.runWebhook(t, d, config)
 
 	// The Deployment's controller: both replicas ready.
 	d.Status = appsv1.DeploymentStatus{Replicas: 2, ReadyReplicas: 2, AvailableReplicas: 2,
@@ -304,8 +286,39 @@ func (e *apiServerEnv) install(t *testing.T) {
 	if _, err := e.admin.DiscoveryV1().EndpointSlices(testNamespace).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// kube-controller-manager's validatingadmissionpolicy-status
-	// controller: the API server's type checker, on its types.
+	e.typeCheck(t)
+	testkit.Eventually(t, 30*time.Second, "the webhook to publish its CA in the caBundle", func() error {
+		mwc, err := e.admin.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "meshinit", metav1.GetOptions{})
+		if err == nil && len(mwc.Webhooks[0].ClientConfig.CABundle) == 0 {
+			err = fmt.Errorf("no caBundle yet")
+		}
+		return err
+	})
+}
+
+// applyChart applies the chart's objects rendered with values (and the
+// MutatingAdmissionPolicy API, which this API server serves) as helm
+// install or upgrade does, and returns the webhook's configuration file,
+// which e.config then holds parsed.
+func (e *apiServerEnv) applyChart(t *testing.T, values map[string]any) string {
+	t.Helper()
+	objs := charts.MustObjects(t, charts.Options{Namespace: testNamespace, Values: values, IncludeCRDs: true, KubeVersion: "v1.37.2", APIVersions: []string{mapAPI}}, false)
+	for _, o := range objs {
+		testkit.Eventually(t, 30*time.Second, fmt.Sprintf("applying %s %s", o.GetKind(), o.GetName()), func() error {
+			return e.objects.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(o.DeepCopy()), client.FieldOwner("helm"), client.ForceOwnership)
+		})
+	}
+	var config string
+	e.config, config = chartConfig(t, objs)
+	return config
+}
+
+// typeCheck does what kube-controller-manager's
+// validatingadmissionpolicy-status controller does: the API server's type
+// checker, on its types, for every ValidatingAdmissionPolicy.
+func (e *apiServerEnv) typeCheck(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
 	dc := discovery.NewDiscoveryClientForConfigOrDie(e.server.Config)
 	checker := &validating.TypeChecker{SchemaResolver: &resolver.ClientDiscoveryResolver{Discovery: dc}, RestMapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
 	policies, err := e.admin.AdmissionregistrationV1().ValidatingAdmissionPolicies().List(ctx, metav1.ListOptions{})
@@ -319,13 +332,6 @@ func (e *apiServerEnv) install(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	testkit.Eventually(t, 30*time.Second, "the webhook to publish its CA in the caBundle", func() error {
-		mwc, err := e.admin.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "meshinit", metav1.GetOptions{})
-		if err == nil && len(mwc.Webhooks[0].ClientConfig.CABundle) == 0 {
-			err = fmt.Errorf("no caBundle yet")
-		}
-		return err
-	})
 }
 
 // runWebhook runs the webhook command with the arguments of the chart's
@@ -389,11 +395,12 @@ func podSpec() corev1.PodSpec {
 
 // createPod creates pod, injected as the webhook injects it under the
 // installed configuration when inject is set (the API server here cannot
-// call the webhook: the Service is not routed).
+// call the webhook: the Service is not routed), unless the API server
+// injects it itself (apiServerInjects).
 func (e *apiServerEnv) createPod(t *testing.T, pod *corev1.Pod, inject bool) *corev1.Pod {
 	t.Helper()
 	ctx := context.Background()
-	if inject {
+	if inject && !e.apiServerInjects {
 		ns, err := e.admin.CoreV1().Namespaces().Get(ctx, pod.Namespace, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -489,42 +496,6 @@ func (e *apiServerEnv) setCABundle(t *testing.T, pem []byte) {
 		mwc.Webhooks[i].ClientConfig.CABundle = pem
 	}
 	if _, err := mwcs.Update(context.Background(), mwc, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// mutatingPolicy creates a MutatingAdmissionPolicy and its binding with the
-// chart's labels, as policy mode would (a no-op that matches no
-// namespace).
-func (e *apiServerEnv) mutatingPolicy(t *testing.T) {
-	t.Helper()
-	ctx := context.Background()
-	labels := map[string]string{labelName: chartName, labelInstance: "meshinit"}
-	never := &metav1.LabelSelector{MatchLabels: map[string]string{"meshinit-test": "never"}}
-	maps := e.admin.AdmissionregistrationV1()
-	_, err := maps.MutatingAdmissionPolicies().Create(ctx, &admissionregistrationv1.MutatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "meshinit-inject", Labels: labels},
-		Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
-			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
-				},
-			}}},
-			Mutations: []admissionregistrationv1.Mutation{{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
-				ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: "Object{}"}}},
-			ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
-		},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = maps.MutatingAdmissionPolicyBindings().Create(ctx, &admissionregistrationv1.MutatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "meshinit-inject", Labels: labels},
-		Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: "meshinit-inject",
-			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: never}},
-	}, metav1.CreateOptions{})
-	if err != nil {
 		t.Fatal(err)
 	}
 }

@@ -34,9 +34,12 @@ type Install struct {
 	MutatingPolicyBindings []admissionregistrationv1.MutatingAdmissionPolicyBinding
 	WebhookConfigs         []admissionregistrationv1.MutatingWebhookConfiguration
 
-	// ConfigMap holds the webhook's configuration (loadConfig); ConfigErr
-	// is why it is not usable, nil when it is.
+	// ConfigMap holds the webhook's configuration (loadConfig), Config
+	// as parsed; ConfigErr is why it is not usable, nil when it is. In
+	// policy mode no webhook reads it: the MutatingAdmissionPolicy holds
+	// the same settings as CEL, and pods and explain read them here.
 	ConfigMap string
+	Config    *webhook.Config
 	ConfigErr error
 
 	// The webhook, in webhook mode: its Deployment (nil if missing), the
@@ -83,7 +86,7 @@ func (in Install) serverName() string {
 // error naming it; the MutatingAdmissionPolicy API may be absent.
 func gatherInstall(ctx context.Context, c *clients, r release) (Install, error) {
 	in := Install{Release: r}
-	_, in.ConfigMap, in.ConfigErr = loadConfig(ctx, c.kube, &in.Release)
+	in.Config, in.ConfigMap, in.ConfigErr = loadConfig(ctx, c.kube, &in.Release)
 	r = in.Release
 	sel := r.selector()
 	admission := c.kube.AdmissionregistrationV1()

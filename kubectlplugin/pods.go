@@ -28,13 +28,13 @@ const (
 // Why a pod is not injected.
 const (
 	// WhyMissing: it should have it but does not (created before its
-	// namespace opted in, or while the webhook was down with
+	// namespace opted in, or while the injector was down or failed with
 	// failurePolicy Ignore).
 	WhyMissing = "missing"
 	// WhyPodSecurity: its namespace enforces a PodSecurity level that
 	// forbids the init container's capabilities.
 	WhyPodSecurity = "pod-security"
-	// WhyRefused: the webhook would refuse it now (an invalid annotation
+	// WhyRefused: the injector would refuse it now (an invalid annotation
 	// or label).
 	WhyRefused = "refused"
 )
@@ -52,10 +52,11 @@ type PodReport struct {
 	Detail string `json:"detail"`
 	// Problem: something to fix (stale, missing, PodSecurity, refused).
 	Problem bool `json:"problem"`
-	// Hash is the status annotation's hash (what it was injected with);
-	// WantHash what the installed configuration gives it.
-	Hash     string `json:"hash,omitempty"`
-	WantHash string `json:"wantHash,omitempty"`
+	// Config is the status annotation's configuration hash (what it was
+	// injected with); WantConfig what the installed configuration gives
+	// it (webhook.ConfigHash of its file).
+	Config     string `json:"config,omitempty"`
+	WantConfig string `json:"wantConfig,omitempty"`
 }
 
 // skipReasons say in words why the webhook leaves a pod alone.
@@ -75,9 +76,9 @@ var skipReasons = map[webhook.Reason]string{
 // (webhook/mutate.go).
 func classifyPod(pod *corev1.Pod, namespaceLabels map[string]string, cfg *webhook.Config) (PodReport, *corev1.Container) {
 	r := webhook.Review(pod, pod.Namespace, namespaceLabels, cfg)
-	rep := PodReport{Namespace: pod.Namespace, Name: pod.Name, Hash: statusHash(pod)}
+	rep := PodReport{Namespace: pod.Namespace, Name: pod.Name, Config: statusConfig(pod)}
 	if r.Status != nil {
-		rep.WantHash = r.Status.Hash
+		rep.WantConfig = r.Status.Config
 	}
 	at := slices.IndexFunc(pod.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == webhook.ContainerName })
 	switch {
@@ -88,10 +89,10 @@ func classifyPod(pod *corev1.Pod, namespaceLabels map[string]string, cfg *webhoo
 		rep.Detail = strings.Join(containerDiff(pod.Spec.InitContainers, at, *r.Container, cfg.Placement), "; ")
 	case r.Outcome == webhook.OutcomeInjected:
 		rep.State, rep.Why, rep.Problem = StateNotInjected, WhyMissing, true
-		rep.Detail = "no " + webhook.ContainerName + " init container: created before its namespace or the pod opted in, or while the webhook was down (failurePolicy Ignore)"
+		rep.Detail = "no " + webhook.ContainerName + " init container: created before its namespace or the pod opted in, or while the injector was down or failed (failurePolicy Ignore)"
 	case r.Outcome == webhook.OutcomeDenied:
 		rep.State, rep.Why, rep.Problem = StateNotInjected, WhyRefused, true
-		rep.Detail = "the webhook would refuse it now: " + strings.TrimPrefix(r.Message, "meshinit: ")
+		rep.Detail = "meshinit would refuse it now: " + strings.TrimPrefix(r.Message, "meshinit: ")
 	case len(r.Warnings) > 0:
 		rep.State, rep.Why, rep.Problem = StateNotInjected, WhyPodSecurity, true
 		rep.Detail = strings.TrimPrefix(strings.Join(r.Warnings, "; "), "meshinit: ")
@@ -104,13 +105,14 @@ func classifyPod(pod *corev1.Pod, namespaceLabels map[string]string, cfg *webhoo
 	return rep, r.Container
 }
 
-// statusHash is the hash in a pod's status annotation, "" without one.
-func statusHash(pod *corev1.Pod) string {
+// statusConfig is the configuration hash in a pod's status annotation, ""
+// without one.
+func statusConfig(pod *corev1.Pod) string {
 	var s webhook.Status
 	if json.Unmarshal([]byte(pod.Annotations[webhook.StatusAnnotation]), &s) != nil {
 		return ""
 	}
-	return s.Hash
+	return s.Config
 }
 
 // containerDiff says how the init containers' meshinit-redirect (at index

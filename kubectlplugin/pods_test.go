@@ -130,7 +130,7 @@ func TestClassifyPod(t *testing.T) {
 		{name: "PodSecurity baseline", pod: appPod("psa"), nsLabels: baseline, cfg: cfg,
 			state: StateNotInjected, why: WhyPodSecurity, problem: true, detail: `enforces PodSecurity "baseline"`},
 		{name: "an annotation the webhook refuses", pod: appPod("bad", annotated("traffic.meshinit.io/exclude-inbound-ports", "80-")), nsLabels: enabled, cfg: cfg,
-			state: StateNotInjected, why: WhyRefused, problem: true, detail: "the webhook would refuse it now: pod not injected: invalid annotation traffic.meshinit.io/exclude-inbound-ports"},
+			state: StateNotInjected, why: WhyRefused, problem: true, detail: "meshinit would refuse it now: pod not injected: invalid annotation traffic.meshinit.io/exclude-inbound-ports"},
 		{name: "opted out, with a meshinit-redirect of its own", pod: forgedOptOut, nsLabels: enabled, cfg: cfg,
 			state: StateNotInjected, why: string(webhook.ReasonPodOptedOut), detail: "(it carries a meshinit-redirect of its own)"},
 	} {
@@ -149,19 +149,19 @@ func TestClassifyPod(t *testing.T) {
 	}
 }
 
-// TestClassifyPodHashes: a stale pod's report carries the hash it was
-// injected with and the one the configuration gives it now.
-func TestClassifyPodHashes(t *testing.T) {
+// TestClassifyPodConfigs: a stale pod's report carries the configuration
+// hash it was injected with and the one the configuration gives it now.
+func TestClassifyPodConfigs(t *testing.T) {
 	before := parseConfig(t, "image: redirector:1\n")
 	after := parseConfig(t, "image: redirector:1\nredirect: {exclude-outbound-ports: \"22\"}\n")
 	pod := injectedBy(t, appPod("web"), enabled, before)
 	current, _ := classifyPod(pod, enabled, before)
 	stale, _ := classifyPod(pod, enabled, after)
-	if current.Hash == "" || current.Hash != current.WantHash {
-		t.Errorf("current pod: hash %q, want %q", current.Hash, current.WantHash)
+	if current.Config == "" || current.Config != current.WantConfig {
+		t.Errorf("current pod: config %q, want %q", current.Config, current.WantConfig)
 	}
-	if stale.Hash != current.Hash || stale.WantHash == stale.Hash || stale.WantHash == "" {
-		t.Errorf("stale pod: hash %q -> %q, want %q -> another", stale.Hash, stale.WantHash, current.Hash)
+	if stale.Config != current.Config || stale.WantConfig == stale.Config || stale.WantConfig == "" {
+		t.Errorf("stale pod: config %q -> %q, want %q -> another", stale.Config, stale.WantConfig, current.Config)
 	}
 }
 

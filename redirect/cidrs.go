@@ -3,14 +3,15 @@ package redirect
 import (
 	"fmt"
 	"net/netip"
-	"slices"
 	"strings"
 )
 
 // CIDRList is a set of address prefixes as written in annotations and flags:
 // "*" (All), or comma-separated CIDRs ("10.0.0.0/8,fd00::/8"). A bare address
 // means a single host (/32 or /128). Whitespace and empty entries are ignored;
-// prefixes are masked, sorted and de-duplicated.
+// prefixes are masked and keep the order they were written in, a prefix
+// equal to an earlier one dropped (see PortList: the policy's CEL renders
+// them so too).
 type CIDRList struct {
 	All      bool
 	Prefixes []netip.Prefix
@@ -25,15 +26,7 @@ func ParseCIDRList(s string) (CIDRList, error) {
 	if err != nil {
 		return CIDRList{}, err
 	}
-	l := CIDRList{All: all, Prefixes: prefixes}
-	slices.SortFunc(l.Prefixes, func(a, b netip.Prefix) int {
-		if c := a.Addr().Compare(b.Addr()); c != 0 {
-			return c
-		}
-		return a.Bits() - b.Bits()
-	})
-	l.Prefixes = slices.Compact(l.Prefixes)
-	return l, nil
+	return CIDRList{All: all, Prefixes: distinct(prefixes)}, nil
 }
 
 func parseCIDR(entry string) (netip.Prefix, error) {

@@ -101,9 +101,9 @@ func (c Config) Validate() error {
 			bad(l.key, "*", "\"*\" is not allowed in an exclude list; list ports or ranges")
 		}
 	}
-	if r, ok := c.IncludeInboundPorts.overlap(c.ExcludeInboundPorts); ok {
+	if r, ok := c.IncludeInboundPorts.firstOverlap(c.ExcludeInboundPorts); ok {
 		bad(keyExcludeInboundPorts, c.ExcludeInboundPorts.String(),
-			"port %s is also in include-inbound-ports; a port is either included or excluded", r)
+			"entry %s overlaps include-inbound-ports; a port is either included or excluded", r)
 	}
 	if c.ExcludeOutboundCIDRs.All {
 		bad(keyExcludeOutboundCIDRs, "*", "\"*\" is not allowed; to capture no outbound traffic set include-outbound-cidrs to an empty list")

@@ -1,10 +1,12 @@
 package redirect
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,7 +20,8 @@ import (
 //
 //   - charts/meshinit/values.schema.json: webhook.inject.redirect's keys
 //   - charts/meshinit/templates/_redirect.tpl: the defaults helper and the
-//     list of settings whose values must be written in the redirector's order
+//     list of settings whose values must be written as the redirector
+//     renders them
 //   - README.md: the redirector's flag table and the annotation table
 var generated = []struct {
 	path     string
@@ -135,18 +138,63 @@ func chartHelpers() []string {
 	}
 	out = append(out, "{{- end -}}", "",
 		"{{- /*",
-		"meshinit.redirect.orderedLists: the port-list settings pods cannot set, one",
-		"a line. The policy compares their arguments with the chart's values, so",
-		"those must be written as Config.Args renders them: in ascending order.",
+		"meshinit.redirect.canonicalLists: the port-list settings pods cannot set,",
+		"one a line. The policy compares their arguments with the chart's values,",
+		"so those must be written as Config.Args renders them: each entry once.",
 		"*/ -}}",
-		`{{- define "meshinit.redirect.orderedLists" -}}`)
+		`{{- define "meshinit.redirect.canonicalLists" -}}`)
 	var ordered []string
 	for _, s := range settings {
 		if s.kind == kindPorts && s.annotation == "" {
 			ordered = append(ordered, s.key)
 		}
 	}
-	return append(out, strings.Join(ordered, "\n"), "{{- end -}}")
+	out = append(out, strings.Join(ordered, "\n"), "{{- end -}}", "",
+		"{{- /* meshinit.redirect.maxListBytes, maxListEntries: the list limits (MaxListBytes, MaxListEntries). */ -}}",
+		`{{- define "meshinit.redirect.maxListBytes" -}}`+strconv.Itoa(MaxListBytes)+"{{- end -}}",
+		`{{- define "meshinit.redirect.maxListEntries" -}}`+strconv.Itoa(MaxListEntries)+"{{- end -}}", "",
+		"{{- /*",
+		"meshinit.redirect.table: the settings table, as JSON, in its order: each",
+		"setting's key, the pod annotation that sets it (\"\" when pods cannot), its",
+		"kind (port, id, ports, cidrs, enum) and an enum's values. The",
+		"MutatingAdmissionPolicy reads and renders each setting by its kind",
+		"(_inject.tpl), so a new setting of a known kind needs nothing more.",
+		"*/ -}}",
+		`{{- define "meshinit.redirect.table" -}}`)
+	for i, s := range settings {
+		row, err := json.Marshal(struct {
+			Key        string   `json:"key"`
+			Annotation string   `json:"annotation"`
+			Kind       string   `json:"kind"`
+			Values     []string `json:"values,omitempty"`
+		}{s.key, s.annotation, kindNames[s.kind], s.values})
+		if err != nil {
+			panic(err)
+		}
+		line := " " + string(row) + ","
+		switch {
+		case len(settings) == 1:
+			line = "[" + string(row) + "]"
+		case i == 0:
+			line = "[" + string(row) + ","
+		case i == len(settings)-1:
+			line = " " + string(row) + "]"
+		}
+		out = append(out, line)
+	}
+	return append(out, "{{- end -}}")
+}
+
+// kindNames are the kinds as the chart's settings table names them.
+var kindNames = map[kind]string{kindPort: "port", kindID: "id", kindPorts: "ports", kindCIDRs: "cidrs", kindEnum: "enum"}
+
+// TestKindsNamed: every kind has a name in the chart's table.
+func TestKindsNamed(t *testing.T) {
+	for _, s := range settings {
+		if kindNames[s.kind] == "" {
+			t.Errorf("setting %s: its kind %d has no name in kindNames (and no CEL in the chart's _inject.tpl)", s.key, s.kind)
+		}
+	}
 }
 
 // schemaRedirectKeys rewrites the properties of webhook.inject.redirect in

@@ -1,6 +1,7 @@
 package redirect
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -33,8 +34,11 @@ func (r PortRange) contains(p uint16) bool { return r.First <= p && p <= r.Last 
 
 // PortList is a set of TCP ports as written in annotations and flags:
 // "*" (All), or comma-separated ports and ranges ("80,8000-8080").
-// Whitespace around entries and empty entries are ignored; duplicates are
-// dropped and entries sorted, so equal sets have equal strings.
+// Whitespace around entries and empty entries are ignored. Entries keep the
+// order they were written in, each in its canonical form (no leading zeros,
+// "80-80" as "80"), and an entry equal to an earlier one is dropped: an
+// order the policy's CEL can produce too (it renders the init container's
+// arguments in policy mode), where sorting would be all it could not do.
 type PortList struct {
 	All    bool
 	Ranges []PortRange
@@ -43,13 +47,13 @@ type PortList struct {
 // AllPorts is the PortList "*".
 var AllPorts = PortList{All: true}
 
-// Ports returns a PortList of single ports.
+// Ports returns a PortList of single ports, in the order given.
 func Ports(ports ...uint16) PortList {
 	l := PortList{}
 	for _, p := range ports {
 		l.Ranges = append(l.Ranges, PortRange{p, p})
 	}
-	l.normalize()
+	l.Ranges = distinct(l.Ranges)
 	return l
 }
 
@@ -59,9 +63,7 @@ func ParsePortList(s string) (PortList, error) {
 	if err != nil {
 		return PortList{}, err
 	}
-	l := PortList{All: all, Ranges: ranges}
-	l.normalize()
-	return l, nil
+	return PortList{All: all, Ranges: distinct(ranges)}, nil
 }
 
 // The most a list value (an annotation or a flag) may hold. Both bounds are
@@ -137,14 +139,18 @@ func parsePort(s, entry string) (uint16, error) {
 	return uint16(n), nil
 }
 
-func (l *PortList) normalize() {
-	slices.SortFunc(l.Ranges, func(a, b PortRange) int {
-		if a.First != b.First {
-			return int(a.First) - int(b.First)
+// distinct returns items without the ones equal to an earlier one, in
+// order. Lists hold at most MaxListEntries entries, so the set costs little.
+func distinct[T comparable](items []T) []T {
+	seen := make(map[T]bool, len(items))
+	out := items[:0:0]
+	for _, it := range items {
+		if !seen[it] {
+			seen[it] = true
+			out = append(out, it)
 		}
-		return int(a.Last) - int(b.Last)
-	})
-	l.Ranges = slices.Compact(l.Ranges)
+	}
+	return out
 }
 
 // String renders the list in the form ParsePortList reads.
@@ -167,28 +173,34 @@ func (l PortList) Contains(p uint16) bool {
 	return l.All || slices.ContainsFunc(l.Ranges, func(r PortRange) bool { return r.contains(p) })
 }
 
-// overlap returns the ports of one entry of l that are also in an entry of
-// o, if any. Both lists are sorted by first port, so one merge sweep finds
-// it: every range is visited once, in order of its first port, remembering
-// the entry reaching furthest of each list so far; a range starting at or
-// before where the other list's furthest entry ends overlaps it.
-func (l PortList) overlap(o PortList) (PortRange, bool) {
-	var furthest [2]*PortRange // of l and of o, among the ranges visited
-	lists := [2][]PortRange{l.Ranges, o.Ranges}
-	var next [2]int
-	for next[0] < len(lists[0]) || next[1] < len(lists[1]) {
-		i := 0 // the list whose next range starts first
-		if next[0] == len(lists[0]) || next[1] < len(lists[1]) && lists[1][next[1]].First < lists[0][next[0]].First {
-			i = 1
+// firstOverlap returns the first range of o, in its order, that shares a
+// port with a range of l, if any: the entry a person wrote that is the
+// problem (the policy's CEL names the same one). l's ranges, sorted and
+// merged into disjoint intervals, are searched for each range of o, so it
+// costs O((n+m) log n), not n*m.
+func (l PortList) firstOverlap(o PortList) (PortRange, bool) {
+	var merged []PortRange // l's ports as disjoint ranges, sorted
+	for _, r := range sortedRanges(l.Ranges) {
+		if n := len(merged); n > 0 && r.First <= merged[n-1].Last {
+			merged[n-1].Last = max(merged[n-1].Last, r.Last)
+			continue
 		}
-		r := &lists[i][next[i]]
-		next[i]++
-		if f := furthest[1-i]; f != nil && r.First <= f.Last {
-			return PortRange{r.First, min(r.Last, f.Last)}, true
-		}
-		if furthest[i] == nil || r.Last > furthest[i].Last {
-			furthest[i] = r
+		merged = append(merged, r)
+	}
+	for _, r := range o.Ranges {
+		// The first merged range that ends at or after r starts overlaps r
+		// if it starts at or before r ends.
+		i, _ := slices.BinarySearchFunc(merged, r.First, func(m PortRange, p uint16) int { return cmp.Compare(m.Last, p) })
+		if i < len(merged) && merged[i].First <= r.Last {
+			return r, true
 		}
 	}
 	return PortRange{}, false
+}
+
+// sortedRanges is a copy of ranges sorted by first port, then last.
+func sortedRanges(ranges []PortRange) []PortRange {
+	return slices.SortedFunc(slices.Values(ranges), func(a, b PortRange) int {
+		return cmp.Or(cmp.Compare(a.First, b.First), cmp.Compare(a.Last, b.Last))
+	})
 }

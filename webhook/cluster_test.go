@@ -5,10 +5,8 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strconv"
@@ -23,7 +21,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
@@ -383,33 +380,7 @@ func counter(t *testing.T, s *server, sample string) float64 {
 // relabelWebhook serves a mutating webhook that labels every pod
 // relabelled=true, registered after meshinit's.
 func relabelWebhook(t *testing.T) *admissionregistrationv1.MutatingWebhookConfiguration {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var review admissionv1.AdmissionReview
-		if err := json.NewDecoder(r.Body).Decode(&review); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		pt := admissionv1.PatchTypeJSONPatch
-		review.Response = &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true, PatchType: &pt,
-			Patch: []byte(`[{"op":"add","path":"/metadata/labels","value":{"relabelled":"true"}}]`)}
-		review.Request = nil
-		_ = json.NewEncoder(w).Encode(&review)
-	}))
-	t.Cleanup(srv.Close)
-	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-	return &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: "zz-relabel"},
-		Webhooks: []admissionregistrationv1.MutatingWebhook{{
-			Name:         "relabel.example.com",
-			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To(srv.URL + "/"), CABundle: caPEM},
-			Rules: []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-				Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
-			}},
-			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{webhook.NamespaceLabel: "enabled"}},
-			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
-			AdmissionReviewVersions: []string{"v1"},
-			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
-		}},
-	}
+	return testkit.PatchingWebhook(t, "zz-relabel", &metav1.LabelSelector{MatchLabels: map[string]string{webhook.NamespaceLabel: "enabled"}}, func([]byte) []byte {
+		return []byte(`[{"op":"add","path":"/metadata/labels","value":{"relabelled":"true"}}]`)
+	})
 }

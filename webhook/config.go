@@ -82,8 +82,8 @@ type Config struct {
 
 	// redirect is Redirect read by Validate (redirect.FromSettings).
 	redirect redirect.Config
-	// template is containerTemplate's, set by Validate.
-	template []byte
+	// hash is ConfigHash of the bytes ParseConfig read, for Status.
+	hash string
 }
 
 // LoadConfig reads a YAML configuration file, fills in defaults and
@@ -101,12 +101,14 @@ func LoadConfig(path, namespace string) (Config, error) {
 }
 
 // ParseConfig decodes YAML configuration, fills in defaults (namespace is the
-// default Namespace) and validates it.
+// default Namespace) and validates it. The status annotation of the pods it
+// injects names data by its hash (ConfigHash).
 func ParseConfig(data []byte, namespace string) (Config, error) {
 	var c Config
 	if err := yaml.UnmarshalStrict(data, &c); err != nil {
 		return Config{}, fmt.Errorf("decoding: %w", err)
 	}
+	c.hash = ConfigHash(data)
 	if c.Namespace == "" {
 		c.Namespace = namespace
 	}
@@ -176,7 +178,6 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("redirect: %w", err))
 	}
 	c.redirect = rc
-	c.template = containerTemplate(c)
 	return errors.Join(errs...)
 }
 

@@ -1,6 +1,8 @@
 package webhook
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -89,5 +91,30 @@ redirect: {inbound-proxy-port: "16006", exclude-outbound-ports: "22,53", ipv6: "
 				}
 			}
 		})
+	}
+}
+
+// TestStatusNamesTheConfigFile: the status annotation names the
+// configuration by the hash of the file's bytes, so a change to any byte of
+// it (here the pull policy) changes the status, and the pod's own settings
+// (in the init container's arguments) do not.
+func TestStatusNamesTheConfigFile(t *testing.T) {
+	file := "image: ghcr.io/meshinit/redirector:test\nnamespace: meshinit-system\n"
+	c, err := ParseConfig([]byte(file), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Status().String(), `{"initContainers":["meshinit-redirect"],"config":"`+ConfigHash([]byte(file))+`"}`; got != want {
+		t.Errorf("status %s, want %s", got, want)
+	}
+	if h := ConfigHash([]byte(file)); len(h) != 16 || h != fmt.Sprintf("%x", sha256.Sum256([]byte(file)))[:16] {
+		t.Errorf("ConfigHash %q, want the first 16 hex digits of the file's SHA-256", h)
+	}
+	other, err := ParseConfig([]byte(file+"imagePullPolicy: IfNotPresent\n"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Status().Config == c.Status().Config {
+		t.Error("a changed file (the same settings) gives the same status")
 	}
 }

@@ -25,4 +25,10 @@
 // bodies hold, whoever sends them. The command is
 // webhook/cmd/meshinit-webhook. The manifests that register the webhook
 // live in the Helm chart, charts/meshinit.
+//
+// The chart's other injector (injector: policy) does the same inside the
+// API server, in CEL written after this package's code
+// (charts/meshinit/templates/_inject.tpl); TestPolicyInjectorAgrees runs
+// this package's golden pods through both on a real API server, and the
+// charts package's tests compare them in-process case by case.
 package webhook

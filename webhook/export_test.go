@@ -1,4 +1,65 @@
 package webhook
 
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
 // ApplyPatch is applyPatch, for the tests of package webhook_test.
 var ApplyPatch = applyPatch
+
+// CorpusCase is one case of testdata/pods (see podCase) as the tests of
+// package webhook_test run it through an API server.
+type CorpusCase struct {
+	Name            string
+	Namespace       string
+	NamespaceLabels map[string]string
+	// Inject is the case's configuration (testConfig and its own) as the
+	// chart's webhook.inject values.
+	Inject map[string]any
+	// Pod is the pod as the case reviews it: with Reinvoke, the pod the
+	// webhook injected (with the case's configuration, in-process) with
+	// those changes.
+	Pod []byte
+}
+
+// Corpus loads every case of testdata/pods.
+func Corpus(t *testing.T) []CorpusCase {
+	t.Helper()
+	files, err := filepath.Glob("testdata/pods/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no cases in testdata/pods: %v", err)
+	}
+	var out []CorpusCase
+	for _, file := range files {
+		if strings.HasSuffix(file, ".golden.yaml") {
+			continue
+		}
+		pc, c := loadCase(t, file)
+		pod, err := json.Marshal(pc.Pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pc.Reinvoke != nil {
+			pod = reinvoked(t, NewHandler(c, staticLabels(pc.NamespaceLabels)), pc, pod)
+		}
+		// testConfig's image and namespace (the release's, where the
+		// chart's webhook runs), the redirect defaults and no resources,
+		// then the case's own.
+		i := strings.LastIndex(c.Image, ":")
+		inject := map[string]any{"image": map[string]any{"repository": c.Image[:i], "tag": c.Image[i+1:]}, "resources": map[string]any{}}
+		for k, v := range pc.Config {
+			inject[k] = v
+		}
+		out = append(out, CorpusCase{
+			Name:            strings.TrimSuffix(filepath.Base(file), ".yaml"),
+			Namespace:       pc.Namespace,
+			NamespaceLabels: pc.NamespaceLabels,
+			Inject:          inject,
+			Pod:             pod,
+		})
+	}
+	return out
+}

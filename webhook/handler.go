@@ -72,7 +72,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 		logger.Info("pod denied", "reason", r.Reason, "message", r.Message)
 		return admission.Denied(r.Message)
 	case OutcomeInjected:
-		logger.Info("pod injected", "reason", r.Reason, "hash", r.Status.Hash, "redirect", r.Status.Redirect, "dryRun", req.DryRun != nil && *req.DryRun)
+		logger.Info("pod injected", "reason", r.Reason, "config", r.Status.Config, "dryRun", req.DryRun != nil && *req.DryRun)
 		resp = admission.Patched("", r.Patch...)
 	default:
 		logger.V(1).Info("pod not changed", "outcome", r.Outcome, "reason", r.Reason, "warnings", r.Warnings)

@@ -82,7 +82,7 @@ func mutate(s subject, c *Config) Result {
 	}
 
 	container := initContainer(c, rc)
-	status := newStatus(c, container, rc)
+	status := c.Status()
 	patch := containerPatch(s.pod.Spec.InitContainers, c.Placement, container)
 	if s.pod.Annotations[StatusAnnotation] != status.String() {
 		patch = append(patch, statusPatch(s.pod, status))

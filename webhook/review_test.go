@@ -60,8 +60,8 @@ func TestReview(t *testing.T) {
 		t.Errorf("the injected pod under a changed configuration: outcome %s, args %q; want %s with --exclude-outbound-ports=22",
 			changed.Outcome, changed.Container.Args, OutcomeInjected)
 	}
-	if changed.Status.Hash == again.Status.Hash {
-		t.Errorf("status hash %s unchanged by a changed configuration", changed.Status.Hash)
+	if changed.Status.Config == again.Status.Config {
+		t.Errorf("status config %s unchanged by a changed configuration", changed.Status.Config)
 	}
 	if skipped := Review(pod, "app", nil, before); skipped.Outcome != OutcomeSkipped || skipped.Container != nil {
 		t.Errorf("a pod not opted in: outcome %s, container %+v; want %s and none", skipped.Outcome, skipped.Container, OutcomeSkipped)

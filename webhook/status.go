@@ -4,10 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-
-	corev1 "k8s.io/api/core/v1"
-
-	"github.com/meshinit/meshinit/redirect"
 )
 
 // StatusAnnotation records on each injected pod what was injected, for
@@ -15,40 +11,32 @@ import (
 // whether a pod keeps its init container depends on the container alone.
 const StatusAnnotation = "meshinit.io/status"
 
-// Status is the value of StatusAnnotation, as JSON.
+// Status is the value of StatusAnnotation, as JSON. Both injectors write
+// the same one: the webhook from the configuration file it loaded, the
+// MutatingAdmissionPolicy from the same file's bytes hashed by Helm.
 type Status struct {
 	// InitContainers are the names of the injected init containers.
 	InitContainers []string `json:"initContainers"`
-	// Redirect is the redirect config's fingerprint, which the redirector
-	// also logs when it applies the rules.
-	Redirect string `json:"redirect"`
-	// Hash covers the whole injected container (image, resources, security
-	// context, the redirect settings): the effective configuration.
-	Hash string `json:"hash"`
+	// Config identifies the injection configuration (the chart's
+	// webhook.inject values, as the webhook's configuration file holds
+	// them): the first 16 hex digits of the SHA-256 of the file's bytes
+	// (ConfigHash). The pod's own settings are not hashed: the init
+	// container's arguments state them.
+	Config string `json:"config"`
 }
 
-// newStatus describes injecting container, built by c from rc.
-func newStatus(c *Config, container corev1.Container, rc redirect.Config) Status {
-	fingerprint := rc.Fingerprint()
-	sum := sha256.Sum256(append(c.template[:len(c.template):len(c.template)], fingerprint...))
-	return Status{
-		InitContainers: []string{container.Name},
-		Redirect:       fingerprint,
-		Hash:           hex.EncodeToString(sum[:8]),
-	}
+// Status is the status annotation of a pod c injects (with either
+// injector: the chart's MutatingAdmissionPolicy writes the same).
+func (c *Config) Status() Status {
+	return Status{InitContainers: []string{ContainerName}, Config: c.hash}
 }
 
-// containerTemplate is the injected container without its arguments, as
-// JSON: what the status hash covers besides the redirect settings.
-func containerTemplate(c *Config) []byte {
-	container := initContainer(c, redirect.Config{})
-	container.Args = nil
-	spec, err := json.Marshal(container)
-	if err != nil {
-		// A corev1.Container always marshals; failing here is a bug.
-		panic("webhook: marshalling the init container: " + err.Error())
-	}
-	return spec
+// ConfigHash is what Status.Config holds for a configuration file of these
+// bytes: the first 16 hex digits of their SHA-256, as the chart computes it
+// (sha256sum | trunc 16) from the ConfigMap it renders.
+func ConfigHash(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:8])
 }
 
 // String renders s as the annotation's value.

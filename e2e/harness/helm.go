@@ -15,6 +15,7 @@ import (
 
 	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/internal/poll"
+	"github.com/meshinit/meshinit/webhook"
 )
 
 // The release the harness installs, as `helm install meshinit -n
@@ -47,7 +48,9 @@ func (c *Cluster) helm() (*action.Configuration, error) {
 // the chart with vals (over its values.yaml), or upgrades the release to
 // exactly those values, and waits for the webhook's rollout. Replaced
 // webhook replicas keep serving the old values while they shut down (the
-// chart's shutdownDelay), so it also waits until they are gone.
+// chart's shutdownDelay), so it also waits until they are gone. With
+// injector policy it waits until no webhook pod is left (the API server's
+// policies take a moment more to be in effect: see WaitInjector).
 func (c *Cluster) Install(ctx context.Context, vals map[string]any) error {
 	cfg, err := c.helm()
 	if err != nil {
@@ -57,7 +60,7 @@ func (c *Cluster) Install(ctx context.Context, vals map[string]any) error {
 	if err != nil {
 		return err
 	}
-	vals = merged(vals, merged(c.imageValues, c.policyValues))
+	vals = c.Values(vals)
 	history := action.NewHistory(cfg)
 	history.Max = 1
 	switch _, err := history.Run(Release); {
@@ -78,7 +81,46 @@ func (c *Cluster) Install(ctx context.Context, vals map[string]any) error {
 			return fmt.Errorf("helm upgrade: %w", err)
 		}
 	}
+	if vals["injector"] == "policy" {
+		// No webhook: the API server injects. A webhook of an earlier
+		// install stops serving as its pods go.
+		if err := c.waitNoWebhookPods(ctx); err != nil {
+			return err
+		}
+		return c.waitInjector(ctx)
+	}
 	return c.waitWebhookPods(ctx)
+}
+
+// waitInjector waits until the API server injects pods with the release's
+// configuration: a pod opted in by its label (in namespace default, not
+// opted in), created with a server-side dry run, carries the status of the
+// configuration file the release's ConfigMap holds. The API server sees
+// new or changed policies a moment after they are written.
+func (c *Cluster) waitInjector(ctx context.Context) error {
+	file, err := c.Kubectl(ctx, "", "-n", ReleaseNamespace, "get", "configmap", WebhookName, "-o", `jsonpath={.data.config\.yaml}`)
+	if err != nil {
+		return err
+	}
+	want := webhook.Status{InitContainers: []string{RedirectName}, Config: webhook.ConfigHash([]byte(file))}.String()
+	probe := pod("meshinit-probe", map[string]string{InjectLabel: "true"}, nil, container("app", "registry.invalid/probe:1", nil))
+	err = poll.Until(ctx, time.Second, time.Minute, func(ctx context.Context) error {
+		got, err := c.Kubectl(ctx, probe, "-n", "default", "create", "--dry-run=server", "-f", "-", "-o", `jsonpath={.metadata.annotations.meshinit\.io/status}`)
+		if err != nil || got != want {
+			return fmt.Errorf("a dry-run pod's status %q (%v), want %s", got, err, want)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the API server to inject pods: %w", err)
+	}
+	return nil
+}
+
+// Values are the values Install installs the chart with: vals over the
+// harness's own (the images, the policy values the tests are written for).
+func (c *Cluster) Values(vals map[string]any) map[string]any {
+	return merged(vals, merged(c.imageValues, c.policyValues))
 }
 
 // merged is vals over base, recursively, without changing either.
@@ -120,6 +162,21 @@ func (c *Cluster) waitWebhookPods(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for the webhook's pods: %w", err)
+	}
+	return nil
+}
+
+// waitNoWebhookPods waits until no webhook pod is left.
+func (c *Cluster) waitNoWebhookPods(ctx context.Context) error {
+	err := poll.Until(ctx, time.Second, 2*time.Minute, func(ctx context.Context) error {
+		pods, err := c.Kubectl(ctx, "", "-n", ReleaseNamespace, "get", "pods", "-l", WebhookSelector, "-o", "name")
+		if err != nil || pods != "" {
+			return fmt.Errorf("webhook pods left: %q (%v)", pods, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the webhook's pods to go: %w", err)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@
 //     what it needs is missing (`make test`, as CI runs it as root, has it
 //     all, so nothing skips there);
 //   - [Eventually], to wait for a condition, and [FreePort];
+//   - [PatchingWebhook], another mutating webhook beside meshinit's;
 //   - [Golden], comparing output with a file in testdata, -update rewriting
 //     it.
 //

@@ -28,12 +28,38 @@ iptables-mode=auto
 {{- end -}}
 
 {{- /*
-meshinit.redirect.orderedLists: the port-list settings pods cannot set, one
-a line. The policy compares their arguments with the chart's values, so
-those must be written as Config.Args renders them: in ascending order.
+meshinit.redirect.canonicalLists: the port-list settings pods cannot set,
+one a line. The policy compares their arguments with the chart's values,
+so those must be written as Config.Args renders them: each entry once.
 */ -}}
-{{- define "meshinit.redirect.orderedLists" -}}
+{{- define "meshinit.redirect.canonicalLists" -}}
 ignored-inbound-ports
+{{- end -}}
+
+{{- /* meshinit.redirect.maxListBytes, maxListEntries: the list limits (MaxListBytes, MaxListEntries). */ -}}
+{{- define "meshinit.redirect.maxListBytes" -}}4096{{- end -}}
+{{- define "meshinit.redirect.maxListEntries" -}}256{{- end -}}
+
+{{- /*
+meshinit.redirect.table: the settings table, as JSON, in its order: each
+setting's key, the pod annotation that sets it ("" when pods cannot), its
+kind (port, id, ports, cidrs, enum) and an enum's values. The
+MutatingAdmissionPolicy reads and renders each setting by its kind
+(_inject.tpl), so a new setting of a known kind needs nothing more.
+*/ -}}
+{{- define "meshinit.redirect.table" -}}
+[{"key":"outbound-proxy-port","annotation":"","kind":"port"},
+ {"key":"inbound-proxy-port","annotation":"","kind":"port"},
+ {"key":"proxy-uid","annotation":"","kind":"id"},
+ {"key":"proxy-gid","annotation":"","kind":"id"},
+ {"key":"include-inbound-ports","annotation":"traffic.meshinit.io/include-inbound-ports","kind":"ports"},
+ {"key":"exclude-inbound-ports","annotation":"traffic.meshinit.io/exclude-inbound-ports","kind":"ports"},
+ {"key":"ignored-inbound-ports","annotation":"","kind":"ports"},
+ {"key":"exclude-outbound-ports","annotation":"traffic.meshinit.io/exclude-outbound-ports","kind":"ports"},
+ {"key":"include-outbound-cidrs","annotation":"traffic.meshinit.io/include-outbound-cidrs","kind":"cidrs"},
+ {"key":"exclude-outbound-cidrs","annotation":"traffic.meshinit.io/exclude-outbound-cidrs","kind":"cidrs"},
+ {"key":"ipv6","annotation":"","kind":"enum","values":["auto","on","off"]},
+ {"key":"iptables-mode","annotation":"","kind":"enum","values":["auto","legacy","nft"]}]
 {{- end -}}
 {{- /* generated: end */ -}}
 
@@ -41,13 +67,13 @@ ignored-inbound-ports
 meshinit.redirect.settings: the chart's effective settings, the defaults
 with webhook.inject.redirect over them, as JSON [[key, value], ...] in table
 order; numbers in decimal. values.schema.json requires the cluster's own
-settings in the form Config.Args renders them; a port list must also be in
-its order (sorted, no duplicates), which the schema cannot say, so it is
-checked here.
+settings in the form Config.Args renders them; a port list must also hold
+each entry once, with ranges first-last of first below last, which the
+schema cannot say, so it is checked here.
 */ -}}
 {{- define "meshinit.redirect.settings" -}}
 {{- $set := .Values.webhook.inject.redirect -}}
-{{- $ordered := include "meshinit.redirect.orderedLists" . | splitList "\n" -}}
+{{- $canonical := include "meshinit.redirect.canonicalLists" . | splitList "\n" -}}
 {{- $out := list -}}
 {{- range splitList "\n" (include "meshinit.redirect.defaults" .) -}}
 {{- $kv := splitn "=" 2 . -}}
@@ -56,15 +82,13 @@ checked here.
 {{- $v = index $set $kv._0 -}}
 {{- if not (kindIs "string" $v) }}{{ $v = $v | int64 | toString }}{{ end -}}
 {{- end -}}
-{{- if has $kv._0 $ordered -}}
-{{- $prev := "" -}}
-{{- range $v | splitList "," | compact -}}
+{{- if has $kv._0 $canonical -}}
+{{- $entries := $v | splitList "," | compact -}}
+{{- range $entries -}}
 {{- $b := splitList "-" . -}}
-{{- $key := printf "%05d-%05d" (first $b | atoi) (last $b | atoi) -}}
-{{- if or (not (lt $prev $key)) (and (eq (len $b) 2) (ge (first $b | atoi) (last $b | atoi))) -}}
-{{- fail (printf "webhook.inject.redirect.%s %q: write ports and ranges first-last (first below last) in ascending order without duplicates, as the redirector renders them (e.g. 15020,15021,15090)" $kv._0 $v) -}}
+{{- if or (ne (len (without $entries .)) (sub (len $entries) 1)) (and (eq (len $b) 2) (ge (first $b | atoi) (last $b | atoi))) -}}
+{{- fail (printf "webhook.inject.redirect.%s %q: write each port or range first-last (first below last) once, as the redirector renders them (e.g. 15020,15021,15090)" $kv._0 $v) -}}
 {{- end -}}
-{{- $prev = $key -}}
 {{- end -}}
 {{- end -}}
 {{- $out = append $out (list $kv._0 $v) -}}

@@ -8,11 +8,15 @@
 // `kubectl apply --dry-run=server` shows (the injected pod, a policy
 // rejection). The cluster stays up for kubectl; `make demo-down` removes it.
 // Running it again reuses the cluster and starts the demo's pods afresh.
+//
+// -injector policy (make demo INJECTOR=policy) installs the chart with
+// injector: policy: the API server injects the pod itself, with no webhook.
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -35,9 +39,11 @@ const (
 var began = time.Now()
 
 func main() {
+	injector := flag.String("injector", "webhook", "the chart's injector: webhook, or policy (a MutatingAdmissionPolicy, no webhook)")
+	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx); err != nil {
+	if err := run(ctx, *injector); err != nil {
 		fmt.Fprintf(os.Stderr, "\ndemo failed: %v\n", err)
 		var unavailable *harness.Unavailable
 		if !errors.As(err, &unavailable) {
@@ -65,7 +71,7 @@ func show(command, output string) {
 	}
 }
 
-func run(ctx context.Context) error {
+func run(ctx context.Context, injector string) error {
 	fmt.Printf("meshinit demo: a local Kubernetes %s cluster, meshinit's chart, and a pod whose TCP traffic goes through a proxy.\n", cluster.KubernetesVersion)
 
 	step("Bringing up the local single-node cluster (etcd, kube-apiserver, controller-manager, scheduler, kube-proxy, kubelet, containerd)")
@@ -87,12 +93,24 @@ func run(ctx context.Context) error {
 		return err
 	}
 
-	step("Installing the chart with its default values: helm upgrade --install meshinit charts/meshinit -n %s --create-namespace --wait", harness.ReleaseNamespace)
-	if err := c.Install(ctx, nil); err != nil {
-		return err
+	if injector == "policy" {
+		step("Installing the chart with injector=policy: helm upgrade --install meshinit charts/meshinit -n %s --create-namespace --set injector=policy --wait", harness.ReleaseNamespace)
+		if err := c.Install(ctx, map[string]any{"injector": injector}); err != nil {
+			return err
+		}
+		out, _ := kubectl("", "get", "mutatingadmissionpolicy,validatingadmissionpolicy", "-l", "app.kubernetes.io/instance="+harness.Release)
+		show("kubectl get mutatingadmissionpolicy,validatingadmissionpolicy -l app.kubernetes.io/instance="+harness.Release, out)
+		detail("no webhook Deployment, Service or certificates: the API server injects pods itself")
+	} else {
+		step("Installing the chart with its default values: helm upgrade --install meshinit charts/meshinit -n %s --create-namespace --wait", harness.ReleaseNamespace)
+		if err := c.Install(ctx, nil); err != nil {
+			return err
+		}
+		out, _ := kubectl("", "-n", harness.ReleaseNamespace, "get", "pods", "-l", harness.WebhookSelector)
+		show("kubectl -n "+harness.ReleaseNamespace+" get pods -l app.kubernetes.io/component=webhook", out)
 	}
-	out, _ := kubectl("", "-n", harness.ReleaseNamespace, "get", "pods", "-l", harness.WebhookSelector)
-	show("kubectl -n "+harness.ReleaseNamespace+" get pods -l app.kubernetes.io/component=webhook", out)
+	// Who injects, for the steps' titles.
+	injectorName := map[string]string{"webhook": "The webhook", "policy": "The API server (MutatingAdmissionPolicy " + harness.Release + "-inject)"}[injector]
 
 	step("helm test meshinit -n %s: the chart's own check, a pod in an opted-in namespace whose connection must reach its proxy", harness.ReleaseNamespace)
 	if err := c.HelmTest(ctx); err != nil {
@@ -128,8 +146,8 @@ func run(ctx context.Context) error {
 	}
 	detail("pod %s/app is Ready at %s; pod %s/client at %s", appNS, appIP, clientNS, clientIP)
 
-	step("The webhook added the init container %s; it ran to completion before the app started", harness.RedirectName)
-	out, err = kubectl("", "-n", appNS, "get", "pod", "app", "-o",
+	step("%s added the init container %s; it ran to completion before the app started", injectorName, harness.RedirectName)
+	out, err := kubectl("", "-n", appNS, "get", "pod", "app", "-o",
 		`jsonpath={range .spec.initContainers[*]}{.name}{"\n  image: "}{.image}{"\n  args:  "}{.args}{"\n  securityContext: "}{.securityContext}{"\n"}{end}`)
 	if err != nil {
 		return err
@@ -169,7 +187,7 @@ func run(ctx context.Context) error {
 		show(fmt.Sprintf("kubectl -n %s exec %s -c %s -- testserver -dial %s", d.ns, d.pod, d.container, d.addr), line)
 	}
 
-	step("kubectl apply --dry-run=server: the API server runs the webhook and the policy and stores nothing")
+	step("kubectl apply --dry-run=server: the API server runs the injector and the policy and stores nothing")
 	out, err = kubectl(imgs.PlainPod("preview", nil, nil), "-n", appNS, "apply", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.initContainers[*].name}")
 	if err != nil {
 		return err

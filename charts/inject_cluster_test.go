@@ -1,0 +1,112 @@
+package charts_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestAdmissionPolicyInjector runs TestAdmission's cases against the chart
+// in policy mode (the same values): what the RedirectPolicy enforces holds
+// as it does with the webhook running. The policies inject the pods the
+// webhook would, so a pod that arrives without meshinit's init container
+// gets it; they refuse, with the webhook's message, what the webhook would
+// refuse (a label or setting it cannot use), and the RedirectPolicy's policy
+// leaves those pods to that refusal; every other pod, and every pod
+// template (never injected), gets TestAdmission's verdict.
+func TestAdmissionPolicyInjector(t *testing.T) {
+	c := injectorAPIServer(t)
+	tw := newTwins(t, testValues())
+	refused := 0
+	for _, tc := range admissionCases {
+		t.Run(tc.name, func(t *testing.T) {
+			want := tc.want
+			switch web := tw.byWebhook(t, clusterNamespaces[tc.namespace], tc.pod); {
+			case web.Denied != "":
+				want = verdict{injectName, web.Denied, metav1.StatusReasonForbidden}
+				refused++
+			case tc.podOnly:
+				want = verdict{}
+			}
+			c.checkCase(t, tc.namespace, tc.pod, want, tc.want, tc.podOnly)
+		})
+	}
+	if refused == 0 {
+		t.Error("no case is one the injector refuses: the test checks too little")
+	}
+}
+
+// TestForgedContainersReplaced: in policy mode every pod of
+// TestMeshinitContainer's cases (a meshinit-redirect init container that is
+// not meshinit's: another image, a command, other arguments, env, mounts,
+// not first, ...) is admitted with meshinit's container in its place, first:
+// the one the same pod gets without any; the pod's other init containers
+// stay, in their order.
+func TestForgedContainersReplaced(t *testing.T) {
+	c := injectorAPIServer(t)
+	for _, tc := range containerCases {
+		t.Run(tc.name, func(t *testing.T) {
+			without := tc.pod.DeepCopy()
+			without.Spec.InitContainers = otherInits(without)
+			if err := c.createDryRun("team-a", without); err != nil {
+				t.Fatalf("the pod without meshinit-redirect refused: %v", err)
+			}
+			p := tc.pod.DeepCopy()
+			if err := c.createDryRun("team-a", p); err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if got, want := p.Spec.InitContainers[0], without.Spec.InitContainers[0]; !equality.Semantic.DeepEqual(got, want) {
+				t.Errorf("first init container %+v\nwant meshinit's %+v", got, want)
+			}
+			if got, want := names(p.Spec.InitContainers), names(without.Spec.InitContainers); !slices.Equal(got, want) {
+				t.Errorf("init containers %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// otherInits are the pod's init containers but meshinit-redirect.
+func otherInits(p *corev1.Pod) []corev1.Container {
+	var out []corev1.Container
+	for _, c := range p.Spec.InitContainers {
+		if c.Name != initContainerName {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func names(cs []corev1.Container) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+// TestKubectlDryRunPolicyInjector: `kubectl apply --dry-run=server -o yaml`
+// shows the pod the policies inject, and stores nothing; a pod with a bad
+// annotation gets the webhook's message.
+func TestKubectlDryRunPolicyInjector(t *testing.T) {
+	c := injectorAPIServer(t)
+	stdout, stderr, err := c.Kubectl(manifest(t, pod("dry-plain")), "apply", "--dry-run=server", "-n", "team-a", "-o", "yaml", "-f", "-")
+	if err != nil || !strings.Contains(stdout, "name: "+initContainerName) || !strings.Contains(stdout, "meshinit.io/status:") || !strings.Contains(stdout, "- --proxy-uid=1337") {
+		t.Errorf("kubectl apply --dry-run=server: %v\nstdout: %s\nstderr: %s", err, stdout, stderr)
+	}
+	bad := pod("dry-bad", annotations(excludeOutbound, "5432-"))
+	_, stderr, err = c.Kubectl(manifest(t, bad), "apply", "--dry-run=server", "-n", "team-a", "-f", "-")
+	want := `Error from server (Forbidden): error when creating "STDIN": pods "dry-bad" is forbidden: ValidatingAdmissionPolicy 'meshinit-inject' with binding 'meshinit-inject' denied request: ` +
+		`meshinit: pod not injected: invalid annotation traffic.meshinit.io/exclude-outbound-ports "5432-": "5432-" is not a port number or range (want 1-65535, or first-last)`
+	if err == nil || strings.TrimSpace(stderr) != want {
+		t.Errorf("a bad annotation: %v\nstderr: %s\nwant:   %s", err, stderr, want)
+	}
+	for _, name := range []string{"dry-plain", "dry-bad"} {
+		if _, stderr, err := c.Kubectl("", "get", "pod", "-n", "team-a", name); err == nil || !strings.Contains(stderr, "NotFound") {
+			t.Errorf("pod %s was stored by a dry run: %v %s", name, err, stderr)
+		}
+	}
+}

@@ -1,0 +1,419 @@
+{{- /*
+The injector (values: injector) and, in policy mode, the CEL of the
+MutatingAdmissionPolicy that injects meshinit's init container inside the
+API server (inject-mutatingadmissionpolicy.yaml) and of the two
+ValidatingAdmissionPolicies that refuse, or warn about, what the webhook
+refuses or warns about (inject-validatingadmissionpolicies.yaml). Each piece
+is written once here and rendered into all three, after the Go it mirrors:
+
+  the opt-in decision   webhook/decide.go, as the webhook's selectors
+                        (webhook-mutatingwebhookconfiguration.yaml) send it pods
+  each setting          redirect.FromAnnotations over the chart's values: read
+                        and rendered by its kind (port, id, ports, cidrs, enum)
+                        from the settings table (meshinit.redirect.table,
+                        generated from redirect/settings.go), so a new setting
+                        of a known kind needs no change here
+  the settings' checks  redirect.Config.Validate, rule by rule, by key
+  PodSecurity           webhook/podsecurity.go
+  the container         webhook/container.go
+  the status            webhook/status.go: the hash of the webhook's
+                        configuration file, which the chart renders in both
+                        modes (webhook-configmap.yaml)
+
+Messages are the webhook's, word for word, for values of printable ASCII
+(CEL's strings.quote escapes fewer characters than Go's strconv.Quote, and
+cuts a long value after 64 characters where Go cuts after 64 bytes). The
+charts tests run every piece against the Go code (inject_*_test.go), and the
+webhook's tests run its golden pods through both injectors on a real API
+server.
+*/ -}}
+
+{{- /*
+meshinit.injector: "webhook" or "policy" (values: injector), refusing policy
+where the API server does not serve MutatingAdmissionPolicy v1.
+*/ -}}
+{{- define "meshinit.injector" -}}
+{{- if and (eq .Values.injector "policy") (not (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy")) -}}
+{{- fail (printf "injector=policy needs an API server that serves admissionregistration.k8s.io/v1 MutatingAdmissionPolicy (Kubernetes 1.36 or newer), and this one (%s) does not: use injector=webhook, or upgrade the cluster (helm template needs --api-versions admissionregistration.k8s.io/v1/MutatingAdmissionPolicy)" .Capabilities.KubeVersion.Version) -}}
+{{- end -}}
+{{- .Values.injector -}}
+{{- end -}}
+
+{{- /* meshinit.inject.name: the policies' name (and their bindings'). */ -}}
+{{- define "meshinit.inject.name" -}}
+{{ include "meshinit.fullname" . }}-inject
+{{- end -}}
+
+{{- /*
+meshinit.inject.status: the meshinit.io/status annotation of an injected pod
+(webhook.Status): the init container's name and the first 16 hex digits of
+the SHA-256 of the webhook's configuration file, the bytes the ConfigMap
+holds (a YAML literal block ends them with one newline).
+*/ -}}
+{{- define "meshinit.inject.status" -}}
+{{- $hash := printf "%s\n" (include "meshinit.webhook.config" .) | sha256sum | trunc 16 -}}
+{"initContainers":["meshinit-redirect"],"config":{{ $hash | toJson }}}
+{{- end -}}
+
+{{- /* meshinit.inject.var: the variables' prefix of the setting whose key is given. */ -}}
+{{- define "meshinit.inject.var" -}}
+s{{ . | replace "-" "_" | camelcase }}
+{{- end -}}
+
+{{- /*
+meshinit.inject.quote: the CEL string expression given, quoted as Go's
+redirect.QuoteShort quotes: cut after 64 characters, then "...".
+*/ -}}
+{{- define "meshinit.inject.quote" -}}
+({{ . }}.size() > 64 ? strings.quote({{ . }}.substring(0, 64)) + '...' : strings.quote({{ . }}))
+{{- end -}}
+
+{{- /*
+meshinit.inject.portError: why the bound (a CEL string, trimmed) of a port
+list entry is not a port, as redirect's parsePort says it, or ''. Argument:
+(dict "bound" <CEL> "entry" <CEL>). Digits only (no sign, strconv.ParseUint
+base 10), at most 10 of them after leading zeros (a uint32), 1-65535.
+*/ -}}
+{{- define "meshinit.inject.portError" -}}
+(!{{ .bound }}.matches('^0*[0-9]{1,10}$') || int({{ .bound }}) > 4294967295 ? {{ include "meshinit.inject.quote" .entry }} + ' is not a port number or range (want 1-65535, or first-last)' : int({{ .bound }}) < 1 || int({{ .bound }}) > 65535 ? 'port ' + string(int({{ .bound }})) + ' in ' + {{ include "meshinit.inject.quote" .entry }} + ' is out of range 1-65535' : '')
+{{- end -}}
+
+{{- /*
+meshinit.inject.settings: the settings table with, for each setting, its
+variables' prefix (var) and the chart's value (value), as JSON.
+*/ -}}
+{{- define "meshinit.inject.settings" -}}
+{{- $values := dict -}}
+{{- range include "meshinit.redirect.settings" . | fromJsonArray }}{{ $_ := set $values (index . 0) (index . 1) }}{{ end -}}
+{{- $out := list -}}
+{{- range include "meshinit.redirect.table" . | fromJsonArray -}}
+{{- $out = append $out (merge (dict "var" (include "meshinit.inject.var" .key) "value" (get $values .key)) .) -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{- /*
+meshinit.inject.setting: one setting of meshinit.inject.settings, by key,
+failing when the table has none (a rule below names a setting that was
+renamed or removed). Argument: (dict "key" <key> "root" $).
+*/ -}}
+{{- define "meshinit.inject.setting" -}}
+{{- $found := dict -}}
+{{- range include "meshinit.inject.settings" .root | fromJsonArray }}{{ if eq .key $.key }}{{ $found = . }}{{ end }}{{ end -}}
+{{- if not $found }}{{ fail (printf "_inject.tpl names setting %s, which the settings table (redirect/settings.go) does not have" .key) }}{{ end -}}
+{{- toJson $found -}}
+{{- end -}}
+
+{{- /*
+meshinit.inject.settingVariables: the variables of one setting (an entry of
+meshinit.inject.settings), as redirect.FromAnnotations reads it over the
+chart's value:
+  <var>Arg    its value as redirect.Config.Args renders it (only read when
+              <var>Error is '')
+For a setting pods set by annotation, also:
+  <var>Set    the pod has the annotation
+  <var>Raw    the annotation's value, else the chart's
+  <var>Error  why Raw cannot be read (the error after "invalid <name>
+              <value>: "), or ''
+and by kind: lists refuse a value over the list limits before reading it
+(<var>Limit); <var>All is "*"; <var>Entries are the comma-separated entries,
+trimmed (Go's strings.TrimSpace is CEL's trim()), empty ones dropped;
+<var>EntryErrors why each bad one is bad, in order (Go stops at the first);
+ports keep each entry's [first, last] in <var>Ranges, CIDRs their canonical
+form in <var>Prefixes (a bare address is one host; k8s cidr() and ip() read
+what net/netip reads, but refuse IPv4-mapped IPv6 addresses, which Go reads
+to refuse them by name: an entry k8s refuses that reads once every "ffff"
+group is changed is one). The rendered list keeps the entries as written,
+each canonical, a repeat dropped (distinct() keeps the first), as Go does.
+*/ -}}
+{{- define "meshinit.inject.settingVariables" -}}
+{{- $v := printf "variables.%s" .var -}}
+{{- if not .annotation }}
+- name: {{ .var }}Arg
+  expression: {{ .value | toJson | toJson }}
+{{- else }}
+- name: {{ .var }}Set
+  expression: {{ printf "'%s' in variables.annotations" .annotation | toJson }}
+- name: {{ .var }}Raw
+  expression: {{ printf "variables.annotations[?'%s'].orValue(%s)" .annotation (.value | toJson) | toJson }}
+{{- if or (eq .kind "ports") (eq .kind "cidrs") }}
+- name: {{ .var }}Limit
+  expression: |-
+    {{ $v }}Raw.size() > {{ include "meshinit.redirect.maxListBytes" . }} || bytes({{ $v }}Raw).size() > {{ include "meshinit.redirect.maxListBytes" . }}
+      ? 'the list is ' + string(bytes({{ $v }}Raw).size()) + ' bytes long, more than the {{ include "meshinit.redirect.maxListBytes" . }} allowed'
+      : {{ $v }}Raw.split(',', {{ add1 (include "meshinit.redirect.maxListEntries" . | atoi) }}).size() > {{ include "meshinit.redirect.maxListEntries" . }}
+      ? 'the list has ' + string({{ $v }}Raw.size() - {{ $v }}Raw.replace(',', '').size() + 1) + ' entries, more than the {{ include "meshinit.redirect.maxListEntries" . }} allowed'
+      : ''
+- name: {{ .var }}All
+  expression: |-
+    {{ $v }}Limit == '' && {{ $v }}Raw.trim() == '*'
+- name: {{ .var }}Entries
+  expression: |-
+    {{ $v }}Limit != '' || {{ $v }}All ? [] : {{ $v }}Raw.split(',').map(e, e.trim()).filter(e, e != '')
+{{- end }}
+{{- if eq .kind "ports" }}
+- name: {{ .var }}Bounds
+  expression: |-
+    {{ $v }}Entries.map(e, e.contains('-')
+      ? [e, e.substring(0, e.indexOf('-')).trim(), e.substring(e.indexOf('-') + 1).trim()] : [e, e, e])
+- name: {{ .var }}BoundErrors
+  expression: |-
+    {{ $v }}Bounds.map(b, [{{ include "meshinit.inject.portError" (dict "bound" "b[1]" "entry" "b[0]") }},
+      {{ include "meshinit.inject.portError" (dict "bound" "b[2]" "entry" "b[0]") }}])
+- name: {{ .var }}EntryErrors
+  expression: |-
+    lists.range({{ $v }}Bounds.size()).map(i, {{ $v }}Bounds[i][0] == '*' ? '"*" must stand alone, not in a list'
+      : {{ $v }}BoundErrors[i][0] != '' ? {{ $v }}BoundErrors[i][0] : {{ $v }}BoundErrors[i][1] != '' ? {{ $v }}BoundErrors[i][1]
+      : int({{ $v }}Bounds[i][2]) < int({{ $v }}Bounds[i][1]) ? {{ include "meshinit.inject.quote" (printf "%sBounds[i][0]" $v) }} + ': range end is below its start'
+      : '').filter(m, m != '')
+- name: {{ .var }}Ranges
+  expression: |-
+    {{ $v }}Limit != '' || {{ $v }}EntryErrors.size() > 0 ? [] : {{ $v }}Bounds.map(b, [int(b[1]), int(b[2])])
+- name: {{ .var }}Arg
+  expression: |-
+    {{ $v }}All ? '*' : {{ $v }}Ranges.map(r, r[0] == r[1] ? string(r[0]) : string(r[0]) + '-' + string(r[1])).distinct().join(',')
+{{- else if eq .kind "cidrs" }}
+- name: {{ .var }}EntryErrors
+  expression: |-
+    {{ $v }}Entries.map(e, e == '*' ? '"*" must stand alone, not in a list'
+      : (e.contains('/') ? isCIDR(e) : isIP(e)) ? ''
+      : (e.contains('/') ? isCIDR(e.lowerAscii().replace('ffff', 'fffe')) : isIP(e.lowerAscii().replace('ffff', 'fffe')))
+        ? {{ include "meshinit.inject.quote" "e" }} + ' is an IPv4-mapped IPv6 address: write it as IPv4 (e.g. 10.0.0.1)'
+      : e.contains('/') ? {{ include "meshinit.inject.quote" "e" }} + ' is not a CIDR (e.g. 10.0.0.0/8 or fd00::/8)'
+      : {{ include "meshinit.inject.quote" "e" }} + ' is not an IP address or CIDR (e.g. 10.0.0.0/8)').filter(m, m != '')
+- name: {{ .var }}Prefixes
+  expression: |-
+    {{ $v }}Limit != '' || {{ $v }}EntryErrors.size() > 0 ? [] : {{ $v }}Entries.map(e,
+      string(e.contains('/') ? cidr(e).masked() : cidr(e + (ip(e).family() == 4 ? '/32' : '/128'))))
+- name: {{ .var }}Arg
+  expression: |-
+    {{ $v }}All ? '*' : {{ $v }}Prefixes.distinct().join(',')
+{{- end }}
+{{- if or (eq .kind "ports") (eq .kind "cidrs") }}
+- name: {{ .var }}Error
+  expression: |-
+    {{ $v }}Limit != '' ? {{ $v }}Limit : {{ $v }}EntryErrors.size() > 0 ? {{ $v }}EntryErrors[0] : ''
+{{- else if eq .kind "port" }}
+- name: {{ .var }}Error
+  expression: |-
+    !{{ $v }}Raw.trim().matches('^0*[0-9]{1,5}$') || int({{ $v }}Raw.trim()) < 1 || int({{ $v }}Raw.trim()) > 65535 ? 'must be a TCP port 1-65535' : ''
+- name: {{ .var }}Arg
+  expression: {{ printf "%sError == '' ? string(int(%sRaw.trim())) : ''" $v $v | toJson }}
+{{- else if eq .kind "id" }}
+- name: {{ .var }}Error
+  expression: |-
+    !{{ $v }}Raw.trim().matches('^0*[0-9]{1,10}$') || int({{ $v }}Raw.trim()) > 4294967294 ? 'must be a numeric ID 0-4294967294' : ''
+- name: {{ .var }}Arg
+  expression: {{ printf "%sError == '' ? string(int(%sRaw.trim())) : ''" $v $v | toJson }}
+{{- else if eq .kind "enum" }}
+- name: {{ .var }}Error
+  expression: "''"
+- name: {{ .var }}Arg
+  expression: {{ printf "%sRaw" $v | toJson }}
+{{- else }}
+{{- fail (printf "setting %s: kind %s has no CEL in _inject.tpl" .key .kind) }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{- /*
+meshinit.inject.validateRules: redirect.Config.Validate's checks, in its
+order, as CEL string expressions: each the error (after the setting's name
+"annotation <annotation>" or "setting --<key>", as redirect names it) or ''.
+Read only when every setting could be read.
+*/ -}}
+{{- define "meshinit.inject.validateRules" -}}
+{{- $root := . -}}
+{{- $get := dict -}}
+{{- range include "meshinit.inject.settings" . | fromJsonArray }}{{ $_ := set $get .key . }}{{ end -}}
+{{- $name := dict -}}
+{{- range $get }}{{ $_ := set $name .key (ternary (printf "annotation %s" .annotation) (printf "setting --%s" .key) (ne .annotation "")) }}{{ end -}}
+{{- $in := include "meshinit.inject.setting" (dict "key" "inbound-proxy-port" "root" .) | fromJson -}}
+{{- $out := include "meshinit.inject.setting" (dict "key" "outbound-proxy-port" "root" .) | fromJson -}}
+{{- $rules := list -}}
+{{- $rules = append $rules (printf "variables.%sArg == variables.%sArg ? 'invalid %s ' + %s + ': must differ from the outbound proxy port' : ''" $in.var $out.var (get $name $in.key) (include "meshinit.inject.quote" (printf "variables.%sArg" $in.var))) -}}
+{{- range list "exclude-inbound-ports" "ignored-inbound-ports" "exclude-outbound-ports" -}}
+{{- $s := include "meshinit.inject.setting" (dict "key" . "root" $root) | fromJson -}}
+{{- $rules = append $rules (printf "variables.%sArg == '*' ? 'invalid %s \"*\": \"*\" is not allowed in an exclude list; list ports or ranges' : ''" $s.var (get $name $s.key)) -}}
+{{- end -}}
+{{- $incl := include "meshinit.inject.setting" (dict "key" "include-inbound-ports" "root" .) | fromJson -}}
+{{- $excl := include "meshinit.inject.setting" (dict "key" "exclude-inbound-ports" "root" .) | fromJson -}}
+{{- if not (and $incl.annotation $excl.annotation) }}{{ fail "_inject.tpl: the include/exclude overlap rule reads include-inbound-ports and exclude-inbound-ports as pods set them; write it for a setting pods cannot set" }}{{ end -}}
+{{- $rules = append $rules (printf "variables.inboundOverlap.size() == 0 ? '' : 'invalid %s ' + %s + ': entry ' + (variables.inboundOverlap[0][0] == variables.inboundOverlap[0][1] ? string(variables.inboundOverlap[0][0]) : string(variables.inboundOverlap[0][0]) + '-' + string(variables.inboundOverlap[0][1])) + ' overlaps include-inbound-ports; a port is either included or excluded'" (get $name $excl.key) (include "meshinit.inject.quote" (printf "variables.%sArg" $excl.var))) -}}
+{{- $cidrs := include "meshinit.inject.setting" (dict "key" "exclude-outbound-cidrs" "root" .) | fromJson -}}
+{{- $rules = append $rules (printf "variables.%sArg == '*' ? 'invalid %s \"*\": \"*\" is not allowed; to capture no outbound traffic set include-outbound-cidrs to an empty list' : ''" $cidrs.var (get $name $cidrs.key)) -}}
+{{- $ipv6 := include "meshinit.inject.setting" (dict "key" "ipv6" "root" .) | fromJson -}}
+{{- range list "include-outbound-cidrs" "exclude-outbound-cidrs" -}}
+{{- $s := include "meshinit.inject.setting" (dict "key" . "root" $root) | fromJson -}}
+{{- if not $s.annotation }}{{ fail (printf "_inject.tpl: the ipv6 rule reads %s as pods set it; write it for a setting pods cannot set" $s.key) }}{{ end -}}
+{{- $rules = append $rules (printf "variables.%sArg == 'off' && variables.%sPrefixes.exists(p, p.contains(':')) ? 'invalid %s ' + %s + ': ' + variables.%sPrefixes.filter(p, p.contains(':'))[0] + ' is an IPv6 CIDR but ipv6 is off; set ipv6 to auto or on, or remove it' : ''" $ipv6.var $s.var (get $name $s.key) (include "meshinit.inject.quote" (printf "variables.%sArg" $s.var)) $s.var) -}}
+{{- end -}}
+{{- range include "meshinit.inject.settings" . | fromJsonArray -}}
+{{- if and (eq .kind "enum") .annotation -}}
+{{- $rules = append $rules (printf "!(variables.%sArg in %s) ? 'invalid %s ' + %s + ': must be one of %s' : ''" .var (.values | toJson) (get $name .key) (include "meshinit.inject.quote" (printf "variables.%sArg" .var)) (join ", " .values)) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $rules -}}
+{{- end -}}
+
+{{- /*
+meshinit.inject.variables: every variable of the three policies.
+*/ -}}
+{{- define "meshinit.inject.variables" -}}
+{{- $settings := include "meshinit.inject.settings" . | fromJsonArray -}}
+- name: labels
+  expression: "object.metadata.?labels.orValue({})"
+- name: annotations
+  expression: "object.metadata.?annotations.orValue({})"
+# The opt-in decision: the webhook's checks (webhook/decide.go) on the pods
+# its selectors send it. A pod label other than true or false is refused
+# where the namespace opts in (elsewhere the selectors never send it).
+- name: namespaceInjection
+  expression: "namespaceObject.metadata.?labels[?'meshinit.io/injection'].orValue('')"
+- name: podLabelSet
+  expression: "'meshinit.io/inject' in variables.labels"
+- name: podLabel
+  expression: "variables.labels[?'meshinit.io/inject'].orValue('')"
+- name: excludedNamespace
+  expression: {{ printf "namespaceObject.metadata.name in ['kube-system', %s]" (.Release.Namespace | toJson) | toJson }}
+- name: invalidLabel
+  expression: |-
+    !variables.excludedNamespace && variables.namespaceInjection == 'enabled'
+      && variables.podLabelSet && !(variables.podLabel in ['true', 'false'])
+- name: optedIn
+  expression: |-
+    !variables.excludedNamespace && !object.spec.?hostNetwork.orValue(false)
+      && (variables.namespaceInjection == 'enabled' ? !variables.podLabelSet || variables.podLabel == 'true'
+        : variables.namespaceInjection != 'disabled' && variables.podLabel == 'true')
+# The settings (redirect.FromAnnotations over webhook.inject.redirect).
+{{- range $settings }}
+{{- include "meshinit.inject.settingVariables" . }}
+{{- end }}
+{{- $incl := include "meshinit.inject.setting" (dict "key" "include-inbound-ports" "root" .) | fromJson }}
+{{- $excl := include "meshinit.inject.setting" (dict "key" "exclude-inbound-ports" "root" .) | fromJson }}
+# The ranges of exclude-inbound-ports (as written) that overlap one of
+# include-inbound-ports: redirect names the first. exists() stops at the
+# first overlap, so only disjoint lists compare every pair; 64 ranges of the
+# exclude list in each variable, so that no variable's cost comes near the
+# API server's limit for one expression (celconfig.PerCallLimit) when both
+# lists have the most entries.
+{{- $chunks := div (add (include "meshinit.redirect.maxListEntries" . | atoi) 63) 64 }}
+{{- range $k := until (int $chunks) }}
+- name: inboundOverlap{{ $k }}
+  expression: |-
+    lists.range(variables.{{ $excl.var }}Ranges.size()).filter(i, i / 64 == {{ $k }}).map(i, variables.{{ $excl.var }}Ranges[i])
+      .filter(b, variables.{{ $incl.var }}Ranges.exists(a, a[0] <= b[1] && b[0] <= a[1]))
+{{- end }}
+- name: inboundOverlap
+  expression: |-
+    {{ range $k := until (int $chunks) }}{{ if $k }} + {{ end }}variables.inboundOverlap{{ $k }}{{ end }}
+# Why the pod's settings cannot be used, as redirect.FromAnnotations says:
+# every setting that cannot be read, else what Config.Validate refuses.
+- name: readErrors
+  expression: |-
+    [
+{{- range $settings }}
+{{- if .annotation }}
+      variables.{{ .var }}Error == '' ? '' : 'invalid ' + (variables.{{ .var }}Set ? {{ printf "annotation %s" .annotation | toJson }} : {{ printf "webhook.inject.redirect.%s" .key | toJson }})
+        + ' ' + {{ include "meshinit.inject.quote" (printf "variables.%sRaw" .var) }} + ': ' + variables.{{ .var }}Error,
+{{- end }}
+{{- end }}
+    ].filter(m, m != '')
+- name: settingErrors
+  expression: |-
+    variables.readErrors.size() > 0 ? variables.readErrors : [
+{{- range include "meshinit.inject.validateRules" . | fromJsonArray }}
+      {{ . }},
+{{- end }}
+    ].filter(m, m != '')
+# PodSecurity (webhook/podsecurity.go).
+- name: podSecurityLevel
+  expression: "namespaceObject.metadata.?labels[?'pod-security.kubernetes.io/enforce'].orValue('')"
+- name: podSecurityConflict
+  expression: "variables.podSecurityLevel in ['baseline', 'restricted']"
+- name: podSecurityMessage
+  expression: |-
+    'namespace ' + namespaceObject.metadata.name + ' enforces PodSecurity "' + variables.podSecurityLevel
+      + '" (label pod-security.kubernetes.io/enforce), which forbids the {{ ternary "privileged mode" "capabilities NET_ADMIN and NET_RAW" .Values.webhook.inject.privileged }} that the meshinit-redirect init container needs to redirect traffic; label the namespace pod-security.kubernetes.io/enforce=privileged to inject, or opt the pod out with label meshinit.io/inject=false'
+# Injected: opted in, its settings readable, PodSecurity allowing it.
+- name: inject
+  expression: "variables.optedIn && variables.settingErrors.size() == 0 && !variables.podSecurityConflict"
+# The container's arguments (redirect.Config.Args).
+- name: args
+  expression: |-
+    ['apply'
+{{- range $settings }}
+      , {{ printf "--%s=" .key | toJson }} + variables.{{ .var }}Arg
+{{- end }}
+    ]
+{{- end -}}
+
+{{- /*
+meshinit.inject.matchConstraints: the pods the webhook's selectors could
+send it: pods created outside kube-system, the release namespace and
+namespaces labelled meshinit.io/injection=disabled.
+*/ -}}
+{{- define "meshinit.inject.matchConstraints" -}}
+matchPolicy: Equivalent
+namespaceSelector:
+  matchExpressions:
+    - key: kubernetes.io/metadata.name
+      operator: NotIn
+      values: [kube-system, {{ .Release.Namespace | quote }}]
+    - key: meshinit.io/injection
+      operator: NotIn
+      values: [disabled]
+resourceRules:
+  - apiGroups: [""]
+    apiVersions: [v1]
+    operations: [CREATE]
+    resources: [pods]
+{{- end -}}
+
+{{- /* meshinit.inject.quantities: a resource list as a CEL map of strings. */ -}}
+{{- define "meshinit.inject.quantities" -}}
+{{- $out := list -}}
+{{- range $name, $q := . }}{{ $out = append $out (printf "%s: %s" ($name | toJson) (ternary ($q | toJson) ($q | toJson | toJson) (kindIs "string" $q))) }}{{ end -}}
+{ {{- join ", " $out -}} }
+{{- end -}}
+
+{{- /*
+meshinit.inject.container: meshinit's init container as a CEL object
+(webhook/container.go's initContainer); the API server defaults it as it
+defaults the webhook's (requests from limits, quantities to milli units).
+*/ -}}
+{{- define "meshinit.inject.container" -}}
+{{- $c := "Object.spec.initContainers" -}}
+{{- $sc := printf "%s.securityContext" $c -}}
+{{- with .Values.webhook.inject -}}
+{{ $c }}{
+  name: 'meshinit-redirect',
+  image: {{ include "meshinit.redirect.image" $ | toJson }},
+  imagePullPolicy: {{ .imagePullPolicy | toJson }},
+  args: variables.args,
+{{- $resources := list -}}
+{{- with .resources.requests }}{{ $resources = append $resources (printf "requests: %s" (include "meshinit.inject.quantities" .)) }}{{ end -}}
+{{- with .resources.limits }}{{ $resources = append $resources (printf "limits: %s" (include "meshinit.inject.quantities" .)) }}{{ end }}
+  resources: {{ $c }}.resources{ {{- join ", " $resources -}} },
+  securityContext: {{ $sc }}{
+    capabilities: {{ $sc }}.capabilities{add: ['NET_ADMIN', 'NET_RAW'], drop: ['ALL']},
+{{- if .privileged }}
+    privileged: true,
+    runAsUser: 0,
+    runAsGroup: 0,
+    runAsNonRoot: false,
+    readOnlyRootFilesystem: true
+{{- else }}
+    runAsUser: 65532,
+    runAsGroup: 0,
+    runAsNonRoot: true,
+    readOnlyRootFilesystem: true,
+    allowPrivilegeEscalation: false,
+    seccompProfile: {{ $sc }}.seccompProfile{type: 'RuntimeDefault'}
+{{- end }}
+  },
+  terminationMessagePath: '/dev/termination-log',
+  terminationMessagePolicy: 'FallbackToLogsOnError'
+}
+{{- end -}}
+{{- end -}}
