@@ -9,19 +9,39 @@ export MESHINIT_CACHE
 # Pinned here and in hack/tools/go.mod (hack/upstream-binaries.sh checks they agree).
 KUBERNETES_VERSION := v1.37.2
 KUBERNETES_BIN := $(MESHINIT_CACHE)/kubernetes-$(KUBERNETES_VERSION)/bin
+# The version matrix: older Kubernetes versions the envtest packages also run
+# against, each built from its own module hack/tools/<version>/go.mod
+# (hack/tools/add-version.sh writes one): the oldest the chart accepts
+# (Chart.yaml kubeVersion) and one in between.
+KUBERNETES_MATRIX := v1.32.13 v1.34.4
+# The packages whose tests start an API server: the chart installed and
+# uninstalled, the policies' admission cases, the webhook's injection and dry
+# runs, the caBundle's policy and the certificates' Secrets.
+MATRIX_PACKAGES := ./charts/ ./webhook/ ./certs/
+# Left out of the matrix: the webhook replica's load tests, whose subject is
+# its own HTTPS server, not the API server.
+MATRIX_SKIP := ^TestReplicaUnder
 
-.PHONY: test demo demo-down demo-netns deps lint fuzz images plugin bench-redirect bench-webhook bench-e2e bench-injection
+.PHONY: test test-matrix demo demo-down demo-netns deps lint fuzz images plugin bench-redirect bench-webhook bench-e2e bench-injection
 
 ## test: everything CI runs: host packages, upstream binaries, then all Go tests, the end-to-end ones on the local cluster last.
 # The e2e packages (e2e/cluster's own test, e2e's tests of the chart) all use the one
 # local cluster a machine can run and each may bring it up and take it down, so they
 # run after the rest, one package at a time (-p 1), not beside each other or the
 # envtest packages.
-test: deps tools-envtest tools-cluster
+test: deps tools-envtest tools-cluster tools-matrix tools-cert-manager
 	hack/install-debian-packages.sh --cluster
 	$(GO) vet ./...
 	KUBEBUILDER_ASSETS=$(KUBERNETES_BIN) $(GO) test -count=1 $$($(GO) list ./... | grep -v '/e2e\(/\|$$\)')
+	$(MAKE) --no-print-directory test-matrix
 	$(GO) test -count=1 -p 1 -timeout 45m ./e2e/...
+
+## test-matrix: the envtest packages (MATRIX_PACKAGES) against each older Kubernetes version of KUBERNETES_MATRIX, one after another; make test runs it.
+test-matrix: tools-matrix
+	@set -e; for v in $(KUBERNETES_MATRIX); do \
+		echo "== Kubernetes $$v: $(MATRIX_PACKAGES)"; \
+		KUBEBUILDER_ASSETS=$(MESHINIT_CACHE)/kubernetes-$$v/bin $(GO) test -count=1 -skip '$(MATRIX_SKIP)' $(MATRIX_PACKAGES); \
+	done
 
 # The injector make demo installs: webhook (the chart's default) or policy (a MutatingAdmissionPolicy, no webhook).
 INJECTOR ?= webhook
@@ -58,7 +78,7 @@ fuzz:
 		done; \
 	done
 
-.PHONY: tools-envtest tools-cluster
+.PHONY: tools-envtest tools-cluster tools-matrix tools-cert-manager
 
 ## tools-envtest: kube-apiserver, kubectl, etcd for envtest, built once per version into the cache.
 tools-envtest:
@@ -67,6 +87,14 @@ tools-envtest:
 ## tools-cluster: the envtest set plus kubelet, kube-controller-manager, kube-scheduler, kube-proxy.
 tools-cluster:
 	GO=$(GO) KUBERNETES_VERSION=$(KUBERNETES_VERSION) hack/upstream-binaries.sh cluster
+
+## tools-matrix: kube-apiserver, kubectl, etcd of each version of KUBERNETES_MATRIX, built once per version into the cache.
+tools-matrix:
+	@set -e; for v in $(KUBERNETES_MATRIX); do GO=$(GO) hack/upstream-binaries.sh envtest $$v; done
+
+## tools-cert-manager: cert-manager's controller and cainjector (hack/cert-manager, the version go.mod requires) and its chart, for the end-to-end tests.
+tools-cert-manager:
+	GO=$(GO) hack/cert-manager/build.sh
 
 .PHONY: tools-istio
 # Timed runs of each tool in bench-redirect (the issue asks for at least 20).

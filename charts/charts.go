@@ -107,6 +107,12 @@ func Render(opts Options) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the chart: %w", err)
 	}
+	return RenderChart(ch, opts)
+}
+
+// RenderChart is [Render] for another chart (the end-to-end tests render
+// cert-manager's): opts.ReleaseName and opts.Namespace are used as they are.
+func RenderChart(ch *chart.Chart, opts Options) (map[string]string, error) {
 	caps := chartutil.DefaultCapabilities.Copy()
 	if opts.KubeVersion != "" {
 		kv, err := chartutil.ParseKubeVersion(opts.KubeVersion)

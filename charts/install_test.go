@@ -124,16 +124,21 @@ func TestInstall(t *testing.T) {
 		if w := takeWarnings(); w != "" {
 			t.Errorf("the API server warned during the dry-run and install:\n%s", w)
 		}
-		// Helm rendered for the API server's version (1.35 or newer in
-		// envtest): PreferClose, the default, under its new name.
+		// Helm rendered for the API server's version: PreferClose, the
+		// default, under its new name from 1.35.
 		var svc corev1.Service
 		if err := c.Get(ctx, client.ObjectKey{Namespace: releaseNamespace, Name: installRelease + "-webhook"}, &svc); err != nil {
 			t.Fatal(err)
 		}
-		if got := ptr.Deref(svc.Spec.TrafficDistribution, ""); got != corev1.ServiceTrafficDistributionPreferSameZone {
-			t.Errorf("Service trafficDistribution %q, want PreferSameZone", got)
+		want := corev1.ServiceTrafficDistributionPreferSameZone
+		if server.Minor < 35 {
+			want = corev1.ServiceTrafficDistributionPreferClose
 		}
-		// The check above sees warnings: PreferClose gets one.
+		if got := ptr.Deref(svc.Spec.TrafficDistribution, ""); got != want {
+			t.Errorf("Service trafficDistribution %q on Kubernetes 1.%d, want %q", got, server.Minor, want)
+		}
+		// The check above sees warnings: PreferClose gets one where
+		// PreferSameZone replaces it (1.35 and newer; v1.34.4 gives none).
 		preferClose := &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Namespace: releaseNamespace, Name: "preferclose"},
 			Spec: corev1.ServiceSpec{
@@ -144,7 +149,7 @@ func TestInstall(t *testing.T) {
 		if err := c.Create(ctx, preferClose, client.DryRunAll); err != nil {
 			t.Fatal(err)
 		}
-		if w := takeWarnings(); !strings.Contains(w, "PreferClose") {
+		if w := takeWarnings(); server.Minor >= 35 && !strings.Contains(w, "PreferClose") {
 			t.Errorf("a Service with trafficDistribution PreferClose got warnings %q, want one about PreferClose", w)
 		}
 		// No webhook runs here and failurePolicy is Fail: an opted-in

@@ -101,9 +101,14 @@ func apiServer(t *testing.T) *cluster {
 	return installed
 }
 
-// injectorAPIServer is apiServer's with the chart's policy injector.
+// injectorAPIServer is apiServer's with the chart's policy injector, or
+// nil where the API server does not serve it (see policyInjectorServed):
+// the test then ends.
 func injectorAPIServer(t *testing.T) *cluster {
 	t.Helper()
+	if !policyInjectorServed(t, apiServer(t).APIServer) {
+		return nil
+	}
 	injectorServer.Get(t)
 	return injectorInstalled
 }

@@ -29,11 +29,11 @@ func TestRedirectPolicyValidation(t *testing.T) {
 		{"port as a string", `requiredInboundPorts: ["80"]`, `spec.requiredInboundPorts[0]: Invalid value: "string": spec.requiredInboundPorts[0] in body must be of type integer: "string"`},
 		{"unknown interception", "interception: Sometimes", `spec.interception: Unsupported value: "Sometimes": supported values: "Required", "AllowOptOut", "Optional"`},
 		{"allowed CIDRs", "allowedOutboundCIDRExclusions: [10.0.0.0/8, 169.254.169.254/32, 0.0.0.0/0, '::/0', 'fd00::/8']", ""},
-		{"allowed bare address", "allowedOutboundCIDRExclusions: [10.0.0.1]", cidrInvalid(0, "10.0.0.1")},
-		{"allowed CIDR with host bits", "allowedOutboundCIDRExclusions: [10.0.0.0/8, 10.1.2.3/8]", cidrInvalid(1, "10.1.2.3/8")},
-		{"allowed IPv4-mapped", "allowedOutboundCIDRExclusions: ['::ffff:10.0.0.0/104']", cidrInvalid(0, "::ffff:10.0.0.0/104")},
-		{"allowed CIDR with a zone", "allowedOutboundCIDRExclusions: ['fe80::%eth0/64']", cidrInvalid(0, "fe80::%eth0/64")},
-		{"allowed CIDR with spaces", "allowedOutboundCIDRExclusions: [' 10.0.0.0/8']", cidrInvalid(0, " 10.0.0.0/8")},
+		{"allowed bare address", "allowedOutboundCIDRExclusions: [10.0.0.1]", cidrInvalid(c.Minor, 0, "10.0.0.1")},
+		{"allowed CIDR with host bits", "allowedOutboundCIDRExclusions: [10.0.0.0/8, 10.1.2.3/8]", cidrInvalid(c.Minor, 1, "10.1.2.3/8")},
+		{"allowed IPv4-mapped", "allowedOutboundCIDRExclusions: ['::ffff:10.0.0.0/104']", cidrInvalid(c.Minor, 0, "::ffff:10.0.0.0/104")},
+		{"allowed CIDR with a zone", "allowedOutboundCIDRExclusions: ['fe80::%eth0/64']", cidrInvalid(c.Minor, 0, "fe80::%eth0/64")},
+		{"allowed CIDR with spaces", "allowedOutboundCIDRExclusions: [' 10.0.0.0/8']", cidrInvalid(c.Minor, 0, " 10.0.0.0/8")},
 		{"allowed duplicate", "allowedOutboundCIDRExclusions: [10.0.0.0/8, 10.0.0.0/8]", "spec.allowedOutboundCIDRExclusions[1]: Duplicate value"},
 		{"too many allowed", "allowedOutboundCIDRExclusions: [" + strings.Join(manyCIDRs, ", ") + "]", "spec.allowedOutboundCIDRExclusions: Too many: 65: must have at most 64 items"},
 	} {
@@ -57,7 +57,12 @@ func TestRedirectPolicyValidation(t *testing.T) {
 }
 
 // cidrInvalid is the CRD's message for an allowedOutboundCIDRExclusions entry
-// that is not a canonical CIDR.
-func cidrInvalid(i int, value string) string {
+// that is not a canonical CIDR, from an API server of minor version minor:
+// before 1.35, the messages of validation rules name the value's type
+// ("string"), not the value.
+func cidrInvalid(minor, i int, value string) string {
+	if minor < 35 {
+		value = "string"
+	}
 	return fmt.Sprintf("spec.allowedOutboundCIDRExclusions[%d]: Invalid value: %q: must be a CIDR such as 10.0.0.0/8 or fd00::/8, with no bits set after the prefix length", i, value)
 }

@@ -2,6 +2,9 @@
 # Builds pinned upstream binaries (Kubernetes, etcd) from the tools module
 # hack/tools/go.mod into a cache outside the repository, keyed by version:
 #   ${MESHINIT_CACHE:-/var/cache/meshinit}/kubernetes-<version>/bin
+# With a version (v1.30.14), the envtest set of that version instead, from its
+# own module hack/tools/<version>/go.mod (the version matrix of make test);
+# the version hack/tools/go.mod pins may be named too.
 # Only missing binaries are built; a warm run is instant. Progress goes to
 # stderr, the bin dir is the last line of output (on stdout), so:
 #   KUBEBUILDER_ASSETS=$(hack/upstream-binaries.sh envtest | tail -1)
@@ -10,7 +13,7 @@ set -euo pipefail
 case "${1:-}" in
 envtest) bins=(kube-apiserver kubectl etcd) ;;
 cluster) bins=(kube-apiserver kubectl etcd kubelet kube-controller-manager kube-scheduler kube-proxy) ;;
-*) echo "usage: $0 envtest|cluster" >&2; exit 2 ;;
+*) echo "usage: $0 envtest|cluster [version]" >&2; exit 2 ;;
 esac
 
 GO=${GO:-go}
@@ -20,6 +23,22 @@ version=$(awk '$1 == "k8s.io/kubernetes" { print $2 }' "$tools/go.mod")
 if [[ -n "${KUBERNETES_VERSION:-}" && "$KUBERNETES_VERSION" != "$version" ]]; then
 	echo "KUBERNETES_VERSION=$KUBERNETES_VERSION, but hack/tools/go.mod pins k8s.io/kubernetes $version" >&2
 	exit 1
+fi
+if [[ -n "${2:-}" && "$2" != "$version" ]]; then
+	if [[ ! -f "$tools/$2/go.mod" ]]; then
+		echo "no module hack/tools/$2/go.mod pins Kubernetes $2" >&2
+		exit 1
+	fi
+	if [[ "$1" != envtest ]]; then # its tools.go names only these three
+		echo "Kubernetes $2 is built for envtest only (hack/tools/$2/tools.go)" >&2
+		exit 1
+	fi
+	tools=$tools/$2
+	version=$(awk '$1 == "k8s.io/kubernetes" { print $2 }' "$tools/go.mod")
+	if [[ "$version" != "$2" ]]; then
+		echo "hack/tools/$2/go.mod pins k8s.io/kubernetes $version, not $2" >&2
+		exit 1
+	fi
 fi
 bin=${MESHINIT_CACHE:-/var/cache/meshinit}/kubernetes-$version/bin
 mkdir -p "$bin"
@@ -46,7 +65,7 @@ for name in "${bins[@]}"; do
 		continue
 	fi
 	case "$name" in
-	etcd) pkg=go.etcd.io/etcd/server/v3 ;; # version pinned in hack/tools/go.mod (the one Kubernetes uses)
+	etcd) pkg=go.etcd.io/etcd/server/v3 ;; # version pinned in the tools module (the one that Kubernetes uses)
 	*) pkg=k8s.io/kubernetes/cmd/$name ;;
 	esac
 	[[ -n "${ldflags:-}" ]] || ldflags=$(ldflags)

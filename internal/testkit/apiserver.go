@@ -7,10 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -56,6 +58,10 @@ type APIServer struct {
 	Kubeconfig string
 	// AuditLog is the audit log's path when Options.AuditPolicy is set.
 	AuditLog string
+	// Minor is the API server's minor version (37 for v1.37.2): which
+	// Kubernetes the binaries in KUBEBUILDER_ASSETS are, for the tests
+	// whose expectations depend on it.
+	Minor int
 
 	env     *envtest.Environment
 	dir     string // the files the kit writes, removed by stop
@@ -116,7 +122,27 @@ func start(opts Options) (_ *APIServer, err error) {
 		return nil, errors.Join(err, s.stop())
 	}
 	s.Config = rest.CopyConfig(admin.Config())
+	if s.Minor, err = minorVersion(s.Config); err != nil {
+		return nil, errors.Join(err, s.stop())
+	}
 	return s, nil
+}
+
+// minorVersion asks the API server for its minor version.
+func minorVersion(cfg *rest.Config) (int, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return 0, err
+	}
+	v, err := dc.ServerVersion()
+	if err != nil {
+		return 0, fmt.Errorf("reading the API server's version: %w", err)
+	}
+	minor, err := strconv.Atoi(strings.TrimSuffix(v.Minor, "+"))
+	if err != nil {
+		return 0, fmt.Errorf("the API server's minor version %q: %w", v.Minor, err)
+	}
+	return minor, nil
 }
 
 func (s *APIServer) writeKubeconfig(admin *envtest.AuthenticatedUser) error {
