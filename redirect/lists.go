@@ -31,20 +31,7 @@ func ParseIDList(s string) (IDList, error) {
 	if all {
 		return nil, errors.New(`"*" is not allowed: list the IDs`)
 	}
-	return firstOfEach(ids), nil
-}
-
-// firstOfEach returns items without repeats, each where it first appears.
-func firstOfEach[T comparable](items []T) []T {
-	seen := make(map[T]bool, len(items))
-	out := items[:0:0]
-	for _, it := range items {
-		if !seen[it] {
-			seen[it] = true
-			out = append(out, it)
-		}
-	}
-	return out
+	return distinct(ids), nil
 }
 
 // String renders the list in the form ParseIDList reads.
@@ -85,7 +72,7 @@ func ParseInterfaceList(s string) (InterfaceList, error) {
 	if all {
 		return nil, errors.New(`"*" is not allowed: list the interfaces`)
 	}
-	return firstOfEach(names), nil
+	return distinct(names), nil
 }
 
 // String renders the list in the form ParseInterfaceList reads.
