@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -57,12 +56,7 @@ func ServeTCP(l net.Listener, name string) {
 		}
 		go func() {
 			defer c.Close()
-			text := name
-			if tc, ok := c.(*net.TCPConn); ok {
-				if dst, err := testproxy.OriginalDst(tc); err == nil && dst.Compare(netip.MustParseAddrPort(tc.LocalAddr().String())) != 0 {
-					text += " orig=" + dst.String()
-				}
-			}
+			text := name + testproxy.Orig(c)
 			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 			for {
 				query, err := readTCP(c)

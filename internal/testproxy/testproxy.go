@@ -58,6 +58,17 @@ func getsockopt(fd, level, name int, val unsafe.Pointer, size *uint32) error {
 
 func ntohs(p uint16) uint16 { return p>>8 | p<<8 }
 
+// Orig is " orig=<original destination>" when c was redirected to this
+// address, "" when it was not (or is not TCP).
+func Orig(c net.Conn) string {
+	if tc, ok := c.(*net.TCPConn); ok {
+		if dst, err := OriginalDst(tc); err == nil && dst.Compare(netip.MustParseAddrPort(tc.LocalAddr().String())) != 0 {
+			return " orig=" + dst.String()
+		}
+	}
+	return ""
+}
+
 // Serve answers every connection on l with "<name> orig=<original dst>\n"
 // when the connection was redirected, or "<name>\n" when it was not. It
 // returns when l is closed.
@@ -69,13 +80,7 @@ func Serve(l net.Listener, name string) {
 		}
 		go func() {
 			defer c.Close()
-			line := name
-			if tc, ok := c.(*net.TCPConn); ok {
-				if dst, err := OriginalDst(tc); err == nil && dst.Compare(netip.MustParseAddrPort(tc.LocalAddr().String())) != 0 {
-					line += " orig=" + dst.String()
-				}
-			}
-			fmt.Fprintln(c, line)
+			fmt.Fprintln(c, name+Orig(c))
 		}()
 	}
 }
