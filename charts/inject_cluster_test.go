@@ -1,6 +1,7 @@
 package charts_test
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"testing"
@@ -58,11 +59,12 @@ func TestForgedContainersReplaced(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			without := tc.pod.DeepCopy()
 			without.Spec.InitContainers = otherInits(without)
-			if err := c.createDryRun("team-a", without); err != nil {
+			ns := cmp.Or(tc.namespace, "team-a")
+			if err := c.createDryRun(ns, without); err != nil {
 				t.Fatalf("the pod without meshinit-redirect refused: %v", err)
 			}
 			p := tc.pod.DeepCopy()
-			if err := c.createDryRun("team-a", p); err != nil {
+			if err := c.createDryRun(ns, p); err != nil {
 				t.Fatalf("refused: %v", err)
 			}
 			if got, want := p.Spec.InitContainers[0], without.Spec.InitContainers[0]; !equality.Semantic.DeepEqual(got, want) {

@@ -317,7 +317,18 @@ var admissionCases = []struct {
 			"and the inbound proxy port 8443 (traffic.meshinit.io/inbound-proxy-port; the chart's: 15006), but RedirectPolicy meshinit-system/default " +
 			"requires its traffic to reach the proxy and does not allow setting the proxy ports per pod (allowProxyPortOverride)", metav1.StatusReasonForbidden}},
 	{name: "the chart's proxy port set per pod", namespace: "team-a", pod: pod("ok", injected, annotations(outboundProxyPortAnnotation, "15001"))},
-	{name: "DNS capture set per pod", namespace: "team-strict", pod: pod("ok", injected, annotations(captureDNSAnnotation, "all", dnsProxyPortAnnotation, "5353"))},
+	// The DNS proxy port: with DNS captured, a pod's own listener there would
+	// take port 53 around the proxy. Refused where outbound port 53 or
+	// interception is required, like the other proxy ports.
+	{name: "DNS capture set per pod", namespace: "team-strict", pod: pod("ok", injected, annotations(captureDNSAnnotation, "all", dnsProxyPortAnnotation, "15053"))},
+	{name: "DNS proxy port set per pod where interception is Required", namespace: "team-strict",
+		pod: pod("p", injected, annotations(captureDNSAnnotation, "all", dnsProxyPortAnnotation, "5353")),
+		want: verdict{namespaceBinding, "SUBJECT sets the DNS proxy port 5353 (traffic.meshinit.io/dns-proxy-port; the chart's: 15053), but RedirectPolicy team-strict/strict " +
+			"requires its traffic to reach the proxy and does not allow setting the proxy ports per pod (allowProxyPortOverride)", metav1.StatusReasonForbidden}},
+	// The default RedirectPolicy requires outbound 5432, not 53: a DNS proxy
+	// port of the pod's own takes nothing it requires around the proxy.
+	{name: "DNS proxy port set per pod where port 53 is not required", namespace: "team-a",
+		pod: pod("ok", injected, annotations(captureDNSAnnotation, "all", dnsProxyPortAnnotation, "5353"))},
 
 	// hostNetwork.
 	{name: "host network where interception is Required", namespace: "team-strict",

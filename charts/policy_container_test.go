@@ -1,6 +1,7 @@
 package charts_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -36,9 +37,10 @@ var meshinitArgs = 1 + len(redirect.Defaults().Args())
 // meshinit's by what it runs, not by its name, and reads the lists in its
 // arguments as it reads the annotations.
 var containerCases = []struct {
-	name string
-	pod  *corev1.Pod
-	want verdict
+	name      string
+	namespace string // team-a when empty
+	pod       *corev1.Pod
+	want      verdict
 }{
 	{name: "as the webhook writes it", pod: pod("ok", injected)},
 	{name: "as the webhook writes it, from annotations", pod: pod("ok",
@@ -72,6 +74,15 @@ var containerCases = []struct {
 	{name: "another outbound proxy port", pod: pod("p", injected, withArg("outbound-proxy-port", "9")),
 		want: verdict{clusterBinding, "pod sets the outbound proxy port 9 (traffic.meshinit.io/outbound-proxy-port; the chart's: 15001), but RedirectPolicy meshinit-system/default " +
 			"requires its traffic to reach the proxy and does not allow setting the proxy ports per pod (allowProxyPortOverride)", metav1.StatusReasonForbidden}},
+	{name: "another DNS proxy port where interception is Required", namespace: "team-strict",
+		pod: pod("p", injected, withArg("capture-dns", "all"), withArg("dns-proxy-port", "53")),
+		want: verdict{namespaceBinding, "pod sets the DNS proxy port 53 (traffic.meshinit.io/dns-proxy-port; the chart's: 15053), but RedirectPolicy team-strict/strict " +
+			"requires its traffic to reach the proxy and does not allow setting the proxy ports per pod (allowProxyPortOverride)", metav1.StatusReasonForbidden}},
+	{name: "a DNS proxy port that cannot be read where interception is Required", namespace: "team-strict",
+		pod: pod("p", injected, withArg("dns-proxy-port", "dns")),
+		want: verdict{namespaceBinding, "pod sets the DNS proxy port to a value that cannot be read (traffic.meshinit.io/dns-proxy-port; the chart's: 15053), but RedirectPolicy team-strict/strict " +
+			"requires its traffic to reach the proxy and does not allow setting the proxy ports per pod (allowProxyPortOverride)", metav1.StatusReasonForbidden}},
+	{name: "another DNS proxy port where port 53 is not required", pod: pod("p", injected, withArg("capture-dns", "all"), withArg("dns-proxy-port", "5353"))},
 	{name: "ignored inbound ports widened", pod: pod("p", injected, withArg("ignored-inbound-ports", "1-65535")),
 		want: verdict{clusterBinding, msgNotMeshinit(`argument 7 "--ignored-inbound-ports=1-65535" is not "--ignored-inbound-ports=15020,15021,15090"`), metav1.StatusReasonForbidden}},
 	{name: "a pod setting's key swapped", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Args[6] = "--exclude-outbound-ports=" })),
@@ -128,7 +139,7 @@ func TestMeshinitContainer(t *testing.T) {
 	c := apiServer(t)
 	for _, tc := range containerCases {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := c.checkVerdict("team-a", tc.pod, tc.want); err != nil {
+			if err := c.checkVerdict(cmp.Or(tc.namespace, "team-a"), tc.pod, tc.want); err != nil {
 				t.Error(err)
 			}
 		})

@@ -191,3 +191,32 @@ func TestWorkloadUpdates(t *testing.T) {
 		})
 	}
 }
+
+// TestDNSProxyPortRequired: where a RedirectPolicy requires outbound port
+// 53 (interception AllowOptOut, so that alone decides), a pod cannot point
+// its captured DNS at a port of its own, in the annotation or in meshinit's
+// init container's arguments, unless the policy allows setting the proxy
+// ports (allowProxyPortOverride).
+func TestDNSProxyPortRequired(t *testing.T) {
+	c := apiServer(t)
+	if err := c.client.Create(context.Background(), namespace("team-dns", namespaceLabel, "enabled")); err != nil {
+		t.Fatal(err)
+	}
+	spec := v1alpha1.RedirectPolicySpec{RequiredOutboundPorts: ports(53), Interception: v1alpha1.InterceptionAllowOptOut}
+	c.applyPolicy(t, "team-dns", "dns", spec)
+	refused := verdict{namespaceBinding, "pod sets the DNS proxy port 5353 (traffic.meshinit.io/dns-proxy-port; the chart's: 15053), " +
+		"but RedirectPolicy team-dns/dns requires its traffic to reach the proxy and does not allow setting the proxy ports per pod (allowProxyPortOverride)", metav1.StatusReasonForbidden}
+	byAnnotation := pod("p", injected, annotations(captureDNSAnnotation, "all", dnsProxyPortAnnotation, "5353"))
+	c.awaitVerdict(t, "team-dns", byAnnotation, refused)
+	byArgument := pod("p", injected, withArg("capture-dns", "all"), withArg("dns-proxy-port", "5353"))
+	if err := c.checkVerdict("team-dns", byArgument, refused); err != nil {
+		t.Error(err)
+	}
+
+	spec.AllowProxyPortOverride = true
+	c.applyPolicy(t, "team-dns", "dns", spec)
+	c.awaitVerdict(t, "team-dns", byAnnotation, verdict{})
+	if err := c.checkVerdict("team-dns", byArgument, verdict{}); err != nil {
+		t.Error(err)
+	}
+}

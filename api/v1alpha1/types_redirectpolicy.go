@@ -93,9 +93,11 @@ type RedirectPolicySpec struct {
 	// AllowProxyPortOverride lets a pod set the proxy's inbound and outbound
 	// ports (traffic.meshinit.io/inbound-proxy-port, outbound-proxy-port)
 	// to other values than the chart's while ports are required in that
-	// direction or Interception is Required. Without it, a pod could point
-	// the inbound proxy port at an app port, taking inbound traffic around
-	// the proxy. Default: false.
+	// direction or Interception is Required, and its DNS proxy port
+	// (traffic.meshinit.io/dns-proxy-port) while outbound port 53 is
+	// required or Interception is Required. Without it, a pod could point
+	// the inbound proxy port at an app port, or captured DNS at a listener
+	// of its own, taking that traffic around the proxy. Default: false.
 	// +optional
 	AllowProxyPortOverride bool `json:"allowProxyPortOverride,omitempty"`
 

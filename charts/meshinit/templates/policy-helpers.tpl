@@ -381,7 +381,7 @@ variables.<name>), kind (port or id) and arg (the position of
 {{- define "meshinit.policy.scalars" -}}
 {{- $args := include "meshinit.policy.chartArgs" . | fromJsonArray -}}
 {{- $out := list -}}
-{{- range list (list "outbound-proxy-port" "outboundProxyPort" "port") (list "inbound-proxy-port" "inboundProxyPort" "port") (list "proxy-uid" "proxyUID" "id") (list "proxy-gid" "proxyGID" "id") -}}
+{{- range list (list "outbound-proxy-port" "outboundProxyPort" "port") (list "inbound-proxy-port" "inboundProxyPort" "port") (list "proxy-uid" "proxyUID" "id") (list "proxy-gid" "proxyGID" "id") (list "dns-proxy-port" "dnsProxyPort" "port") -}}
 {{- $prefix := printf "--%s=" (index . 0) -}}
 {{- $i := 0 -}}
 {{- range $j, $a := $args }}{{ if eq $a $prefix }}{{ $i = $j }}{{ end }}{{ end -}}
