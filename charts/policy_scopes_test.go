@@ -192,31 +192,101 @@ func TestWorkloadUpdates(t *testing.T) {
 	}
 }
 
-// TestDNSProxyPortRequired: where a RedirectPolicy requires outbound port
-// 53 (interception AllowOptOut, so that alone decides), a pod cannot point
-// its captured DNS at a port of its own, in the annotation or in meshinit's
-// init container's arguments, unless the policy allows setting the proxy
-// ports (allowProxyPortOverride).
-func TestDNSProxyPortRequired(t *testing.T) {
-	c := apiServer(t)
+// TestDNSRequired: where a RedirectPolicy requires outbound port 53
+// (team-dns, interception AllowOptOut, so that alone decides) or
+// interception (team-strict), a pod can neither point its captured DNS at a
+// port of its own (dns-proxy-port, unless allowProxyPortOverride) nor
+// capture less DNS than the chart does (capture-dns), in its annotations or,
+// with the webhook, in meshinit's init container's arguments. In policy
+// mode the API server injects the annotations' values, so the same
+// annotations are refused the same way.
+func TestDNSRequired(t *testing.T) {
+	t.Run("webhook", func(t *testing.T) { testDNSRequired(t, apiServer(t)) })
+	t.Run("policy", func(t *testing.T) {
+		if c := injectorAPIServer(t); c != nil {
+			testDNSRequired(t, c)
+		}
+	})
+}
+
+func testDNSRequired(t *testing.T, c *cluster) {
 	if err := c.client.Create(context.Background(), namespace("team-dns", namespaceLabel, "enabled")); err != nil {
 		t.Fatal(err)
 	}
 	spec := v1alpha1.RedirectPolicySpec{RequiredOutboundPorts: ports(53), Interception: v1alpha1.InterceptionAllowOptOut}
 	c.applyPolicy(t, "team-dns", "dns", spec)
-	refused := verdict{namespaceBinding, "pod sets the DNS proxy port 5353 (traffic.meshinit.io/dns-proxy-port; the chart's: 15053), " +
-		"but RedirectPolicy team-dns/dns requires its traffic to reach the proxy and does not allow setting the proxy ports per pod (allowProxyPortOverride)", metav1.StatusReasonForbidden}
-	byAnnotation := pod("p", injected, annotations(captureDNSAnnotation, "all", dnsProxyPortAnnotation, "5353"))
-	c.awaitVerdict(t, "team-dns", byAnnotation, refused)
-	byArgument := pod("p", injected, withArg("capture-dns", "all"), withArg("dns-proxy-port", "5353"))
-	if err := c.checkVerdict("team-dns", byArgument, refused); err != nil {
-		t.Error(err)
+	// In policy mode a forged init container is replaced by meshinit's, so
+	// its arguments are the webhook's concern only.
+	forged := c.injector == ""
+	refused := func(ns, policy, what, requires string) verdict {
+		return verdict{namespaceBinding, "pod sets " + what + ", but RedirectPolicy " + policy + " requires " + requires, metav1.StatusReasonForbidden}
 	}
 
-	spec.AllowProxyPortOverride = true
-	c.applyPolicy(t, "team-dns", "dns", spec)
-	c.awaitVerdict(t, "team-dns", byAnnotation, verdict{})
-	if err := c.checkVerdict("team-dns", byArgument, verdict{}); err != nil {
-		t.Error(err)
-	}
+	t.Run("DNS proxy port", func(t *testing.T) {
+		port := refused("team-dns", "team-dns/dns", "the DNS proxy port 5353 (traffic.meshinit.io/dns-proxy-port; the chart's: 15053)",
+			"its traffic to reach the proxy and does not allow setting the proxy ports per pod (allowProxyPortOverride)")
+		byAnnotation := pod("p", injected, annotations(captureDNSAnnotation, "all", dnsProxyPortAnnotation, "5353"))
+		byArgument := pod("p", injected, withArg("capture-dns", "all"), withArg("dns-proxy-port", "5353"))
+		c.awaitVerdict(t, "team-dns", byAnnotation, port)
+		if forged {
+			if err := c.checkVerdict("team-dns", byArgument, port); err != nil {
+				t.Error(err)
+			}
+		}
+		allowed := spec
+		allowed.AllowProxyPortOverride = true
+		c.applyPolicy(t, "team-dns", "dns", allowed)
+		t.Cleanup(func() { c.applyPolicy(t, "team-dns", "dns", spec) })
+		c.awaitVerdict(t, "team-dns", byAnnotation, verdict{})
+		if err := c.checkVerdict("team-dns", byArgument, verdict{}); err != nil {
+			t.Error(err)
+		}
+	})
+
+	t.Run("DNS capture", func(t *testing.T) {
+		captureAll := testValues()
+		captureAll["webhook"] = map[string]any{"inject": map[string]any{"redirect": map[string]any{"capture-dns": "all"}}}
+		c.install(t, captureAll)
+		t.Cleanup(func() {
+			c.install(t, testValues())
+			c.awaitInstalled(t)
+		})
+		captured := withArg("capture-dns", "all") // meshinit's container under this chart
+		requires53 := "outbound port 53 to reach the proxy"
+		requiresInterception := "interception (interception: Required)"
+		capture := func(value, chart string) string {
+			return "DNS capture to " + value + " (traffic.meshinit.io/capture-dns; the chart's: " + chart + "), which sends DNS around the DNS proxy"
+		}
+		c.awaitVerdict(t, "team-dns", pod("p", injected, captured, annotations(captureDNSAnnotation, "off")),
+			refused("team-dns", "team-dns/dns", capture("off", "all"), requires53))
+		for _, tc := range []struct {
+			name, ns string
+			pod      *corev1.Pod
+			want     verdict
+			forged   bool // the pod's own init container arguments
+		}{
+			{name: "off where port 53 is required", ns: "team-dns", pod: pod("p", injected, captured, annotations(captureDNSAnnotation, "off")),
+				want: refused("team-dns", "team-dns/dns", capture("off", "all"), requires53)},
+			{name: "nameservers where interception is Required", ns: "team-strict", pod: pod("p", injected, captured, annotations(captureDNSAnnotation, "nameservers")),
+				want: refused("team-strict", "team-strict/strict", capture("nameservers", "all"), requiresInterception)},
+			{name: "the chart's", ns: "team-strict", pod: pod("ok", injected, captured, annotations(captureDNSAnnotation, "all"))},
+			{name: "not set", ns: "team-strict", pod: pod("ok", injected, captured)},
+			{name: "off where nothing requires DNS", ns: "team-a", pod: pod("ok", injected, captured, annotations(captureDNSAnnotation, "off"))},
+			{name: "off in the arguments", ns: "team-dns", pod: pod("p", injected, withArg("capture-dns", "off")), forged: true,
+				want: refused("team-dns", "team-dns/dns", capture("off", "all"), requires53)},
+			{name: "unreadable in the arguments", ns: "team-strict", pod: pod("p", injected, withArg("capture-dns", "on")), forged: true,
+				want: refused("team-strict", "team-strict/strict", capture("a value that cannot be read", "all"), requiresInterception)},
+			{name: "the arguments less than the annotation", ns: "team-strict", pod: pod("p", injected, withArg("capture-dns", "nameservers"), annotations(captureDNSAnnotation, "all")), forged: true,
+				want: refused("team-strict", "team-strict/strict", capture("nameservers", "all"), requiresInterception)},
+		} {
+			if tc.forged && !forged {
+				continue
+			}
+			t.Run(tc.name, func(t *testing.T) {
+				if err := c.checkVerdict(tc.ns, tc.pod, tc.want); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	})
 }

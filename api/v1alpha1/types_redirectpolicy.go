@@ -43,7 +43,9 @@ type RedirectPolicySpec struct {
 	RequiredInboundPorts []Port `json:"requiredInboundPorts,omitempty"`
 
 	// RequiredOutboundPorts must reach the proxy outbound: a pod may not list
-	// them in traffic.meshinit.io/exclude-outbound-ports. Default: none.
+	// them in traffic.meshinit.io/exclude-outbound-ports. With port 53 (or
+	// Interception Required), a pod may not capture less DNS than the chart
+	// (traffic.meshinit.io/capture-dns). Default: none.
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=64
 	// +optional

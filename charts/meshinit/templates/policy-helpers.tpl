@@ -373,15 +373,15 @@ variables.{{ .name }}Violations.size() == 0 ? '' :
 
 
 {{- /*
-meshinit.policy.scalars: the proxy's ports and identity a pod may set, as
-JSON: key, name (the variables' prefix; the chart's value is
-variables.<name>), kind (port or id) and arg (the position of
---<key>= in meshinit.policy.chartArgs).
+meshinit.policy.scalars: the proxy's ports and identity, and the DNS
+capture, a pod may set, as JSON: key, name (the variables' prefix; the
+chart's value is variables.<name>), kind (port, id or capture) and arg (the
+position of --<key>= in meshinit.policy.chartArgs).
 */ -}}
 {{- define "meshinit.policy.scalars" -}}
 {{- $args := include "meshinit.policy.chartArgs" . | fromJsonArray -}}
 {{- $out := list -}}
-{{- range list (list "outbound-proxy-port" "outboundProxyPort" "port") (list "inbound-proxy-port" "inboundProxyPort" "port") (list "proxy-uid" "proxyUID" "id") (list "proxy-gid" "proxyGID" "id") (list "dns-proxy-port" "dnsProxyPort" "port") -}}
+{{- range list (list "outbound-proxy-port" "outboundProxyPort" "port") (list "inbound-proxy-port" "inboundProxyPort" "port") (list "proxy-uid" "proxyUID" "id") (list "proxy-gid" "proxyGID" "id") (list "dns-proxy-port" "dnsProxyPort" "port") (list "capture-dns" "captureDNS" "capture") -}}
 {{- $prefix := printf "--%s=" (index . 0) -}}
 {{- $i := 0 -}}
 {{- range $j, $a := $args }}{{ if eq $a $prefix }}{{ $i = $j }}{{ end }}{{ end -}}
@@ -390,13 +390,24 @@ variables.<name>), kind (port or id) and arg (the position of
 {{- toJson $out -}}
 {{- end -}}
 
-{{- /* meshinit.policy.scalarValue: the string expression s read as a port or ID (kind), -1 when it cannot be. */ -}}
+{{- /*
+meshinit.policy.scalarValue: the string expression s read as a port or ID
+(kind), -1 when it cannot be; a DNS capture (kind capture) as its rank in
+meshinit.policy.captureRanks, the more captured the higher.
+*/ -}}
 {{- define "meshinit.policy.scalarValue" -}}
 {{- if eq .kind "port" -}}
 ({{ include "meshinit.policy.isPort" (printf "%s.trim()" .s) }} ? int({{ .s }}.trim()) : -1)
+{{- else if eq .kind "capture" -}}
+({{ include "meshinit.policy.captureRanks" . }}[?{{ .s }}].orValue(-1))
 {{- else -}}
 ({{ include "meshinit.policy.isID" (printf "%s.trim()" .s) }} ? int({{ .s }}.trim()) : -1)
 {{- end -}}
+{{- end -}}
+
+{{- /* meshinit.policy.captureRanks: capture-dns's values, by how much DNS each sends to the DNS proxy (read exactly, as the redirector reads them). */ -}}
+{{- define "meshinit.policy.captureRanks" -}}
+{'off': 0, 'nameservers': 1, 'all': 2}
 {{- end -}}
 
 {{- /* meshinit.policy.scalarVariables: the variables of one of meshinit.policy.scalars. */ -}}
