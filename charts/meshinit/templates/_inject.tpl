@@ -413,6 +413,27 @@ resourceRules:
     resources: [pods]
 {{- end -}}
 
+{{- /*
+meshinit.inject.optIns: how a pod opts in, as selectors, JSON: the
+webhook's two entries (webhook-mutatingwebhookconfiguration.yaml) and the
+mutating policy's two bindings, so that neither is called for a pod it
+would leave alone (a pod opts in through its namespace OR its own label,
+and the API server ANDs a namespaceSelector and an objectSelector). The
+namespaceSelectors do not overlap: each pod matches at most one. Each
+says which pods it selects (about).
+*/ -}}
+{{- define "meshinit.inject.optIns" -}}
+{{- $byNamespace := dict "webhook" "namespace.inject.meshinit.io" "binding" ""
+    "about" "Pods in namespaces labelled meshinit.io/injection=enabled, unless the pod says meshinit.io/inject=false."
+    "namespace" "- {key: meshinit.io/injection, operator: In, values: [enabled]}"
+    "object" "- {key: meshinit.io/inject, operator: NotIn, values: [\"false\"]}" -}}
+{{- $byPod := dict "webhook" "pod.inject.meshinit.io" "binding" "-pod"
+    "about" "Pods labelled meshinit.io/inject=true in other namespaces, except those labelled meshinit.io/injection=disabled."
+    "namespace" "- {key: meshinit.io/injection, operator: NotIn, values: [enabled, disabled]}"
+    "object" "- {key: meshinit.io/inject, operator: In, values: [\"true\"]}" -}}
+{{- list $byNamespace $byPod | toJson -}}
+{{- end -}}
+
 {{- /* meshinit.inject.quantities: a resource list as a CEL map of strings. */ -}}
 {{- define "meshinit.inject.quantities" -}}
 {{- $out := list -}}
