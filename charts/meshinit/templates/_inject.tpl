@@ -317,6 +317,14 @@ Argument: the two settings (entries of meshinit.inject.settings).
 {{- end -}}
 
 {{- /*
+meshinit.inject.conflictingLevels: the PodSecurity levels that forbid the
+init container, as a list (CEL and YAML).
+*/ -}}
+{{- define "meshinit.inject.conflictingLevels" -}}
+['baseline', 'restricted']
+{{- end -}}
+
+{{- /*
 meshinit.inject.variables: every variable of the three policies.
 */ -}}
 {{- define "meshinit.inject.variables" -}}
@@ -402,7 +410,7 @@ meshinit.inject.variables: every variable of the three policies.
 - name: podSecurityLevel
   expression: "namespaceObject.metadata.?labels[?'pod-security.kubernetes.io/enforce'].orValue('')"
 - name: podSecurityConflict
-  expression: "variables.podSecurityLevel in ['baseline', 'restricted']"
+  expression: {{ printf "variables.podSecurityLevel in %s" (include "meshinit.inject.conflictingLevels" .) | toJson }}
 - name: podSecurityMessage
   expression: |-
     'namespace ' + namespaceObject.metadata.name + ' enforces PodSecurity "' + variables.podSecurityLevel
