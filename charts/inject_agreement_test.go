@@ -2,6 +2,7 @@ package charts_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -215,5 +216,46 @@ func TestPolicyRefusesBadChartValues(t *testing.T) {
 				t.Errorf("a pod not opted in: %s, want it admitted untouched", other)
 			}
 		})
+	}
+}
+
+// TestInjectDefaultsAsLiterals: where the chart's value of a setting is
+// redirect's default, the policies take it as a literal for a pod without
+// its annotation instead of reading it again. Such a pod gets
+// redirect.Defaults' arguments and no error, the same as a pod that writes
+// every default as its annotation (which the policies read in full), at
+// less than half the cost.
+func TestInjectDefaultsAsLiterals(t *testing.T) {
+	var vap admissionregistrationv1.ValidatingAdmissionPolicy
+	charts.DecodeOne(t, renderMode(t, nil, "policy"), "ValidatingAdmissionPolicy", injectName, &vap)
+	c := compile(t, &vap)
+	defaults := map[string]string{}
+	for _, a := range redirect.Defaults().Args() {
+		k, v, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		defaults[k] = v
+	}
+	var kv []string
+	for _, a := range redirect.AnnotationNames() {
+		v, ok := defaults[a[strings.LastIndex(a, "/")+1:]]
+		if !ok {
+			t.Fatalf("annotation %s: no setting of that name in redirect.Defaults().Args()", a)
+		}
+		kv = append(kv, a, v)
+	}
+	want := append([]string{"apply"}, redirect.Defaults().Args()...)
+	var costs []int64
+	for _, p := range []*corev1.Pod{pod("p"), pod("p", annotations(kv...))} {
+		r := request{object: p, namespace: inNamespace}
+		var args, errs []string
+		c.eval(t, r, []string{"variables.args", "variables.settingErrors"}, &args, &errs)
+		if !slices.Equal(args, want) || len(errs) > 0 {
+			t.Errorf("annotations %v: args %q, errors %q; want %q and none", p.Annotations, args, errs, want)
+		}
+		cost, _ := c.cost(t, r)
+		costs = append(costs, cost)
+	}
+	t.Logf("cost without annotations %d, with every default as one %d", costs[0], costs[1])
+	if 2*costs[0] >= costs[1] {
+		t.Errorf("cost without annotations %d, with every default as one %d: the defaults are read again", costs[0], costs[1])
 	}
 }

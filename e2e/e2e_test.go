@@ -89,7 +89,7 @@ func endToEnd(t *testing.T, ctx context.Context, e *env, injector string) {
 		if out, err := e.Kubectl(ctx, "", "get", "mutatingwebhookconfiguration", "-l", "app.kubernetes.io/instance="+release, "-o", "name"); err != nil || out != "" {
 			t.Errorf("webhook configurations: %q (%v), want none", out, err)
 		}
-		if got := e.must(t, ctx, "get", "mutatingadmissionpolicy,mutatingadmissionpolicybinding", "-l", "app.kubernetes.io/instance="+release, "-o", "name"); got != "mutatingadmissionpolicy.admissionregistration.k8s.io/"+release+"-inject\nmutatingadmissionpolicybinding.admissionregistration.k8s.io/"+release+"-inject" {
+		if got := e.must(t, ctx, "get", "mutatingadmissionpolicy,mutatingadmissionpolicybinding", "-l", "app.kubernetes.io/instance="+release, "-o", "name"); got != "mutatingadmissionpolicy.admissionregistration.k8s.io/"+release+"-inject\nmutatingadmissionpolicybinding.admissionregistration.k8s.io/"+release+"-inject\nmutatingadmissionpolicybinding.admissionregistration.k8s.io/"+release+"-inject-pod" {
 			t.Errorf("mutating policies %q", got)
 		}
 	}) {

@@ -136,6 +136,9 @@ func bound(p admissionregistrationv1.ValidatingAdmissionPolicy, bindings []admis
 	scopes := map[string]bool{}
 	for _, b := range bindings {
 		scope := "everywhere"
+		if m := b.Spec.MatchResources; m != nil && (m.NamespaceSelector != nil || m.ObjectSelector != nil) {
+			scope = "where its matchResources select"
+		}
 		if pr := b.Spec.ParamRef; pr != nil {
 			scope = "with the RedirectPolicies of each namespace"
 			if pr.Namespace != "" {

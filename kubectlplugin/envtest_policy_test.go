@@ -60,9 +60,10 @@ func TestPolicyModeAgainstAPIServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, want := range []Finding{
-			{Status: StatusOK, Object: "MutatingAdmissionPolicy meshinit-inject", Detail: "injects in the API server, failurePolicy Fail; bound by meshinit-inject"},
+			{Status: StatusOK, Object: "MutatingAdmissionPolicy meshinit-inject", Detail: "injects in the API server, failurePolicy Fail; bound by meshinit-inject, meshinit-inject-pod"},
 			{Status: StatusOK, Object: "ValidatingAdmissionPolicy meshinit-inject", Detail: "type-checked without warnings"},
 			{Status: StatusOK, Object: "ValidatingAdmissionPolicy meshinit-inject-podsecurity", Detail: "type-checked without warnings"},
+			{Status: StatusOK, Object: "ValidatingAdmissionPolicyBinding meshinit-inject-podsecurity", Detail: "binds meshinit-inject-podsecurity where its matchResources select, validationActions [Warn]"},
 			{Status: StatusOK, Object: "ConfigMap meshinit-system/meshinit-webhook", Detail: "the webhook's configuration parses"},
 		} {
 			if !slices.Contains(got.Findings, want) {
@@ -107,8 +108,10 @@ func TestPolicyModeAgainstAPIServer(t *testing.T) {
 	})
 
 	t.Run("the MutatingAdmissionPolicy unbound: check exits 1", func(t *testing.T) {
-		if err := e.admin.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Delete(ctx, "meshinit-inject", metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
+		for _, name := range []string{"meshinit-inject", "meshinit-inject-pod"} {
+			if err := e.admin.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		e.mustPlugin(t, 1, []string{"MutatingAdmissionPolicy meshinit-inject", "no MutatingAdmissionPolicyBinding binds it: no pod is injected by it"}, "check")
 	})

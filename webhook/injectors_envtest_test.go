@@ -255,8 +255,8 @@ func TestPolicyInjectorAgrees(t *testing.T) {
 					installed = append(installed, o)
 				}
 			}
-			if len(installed) != 6 {
-				t.Fatalf("%d objects of the policy injector, want 6 (three policies and their bindings)", len(installed))
+			if len(installed) != 7 {
+				t.Fatalf("%d objects of the policy injector, want 7 (three policies, the mutating one's two bindings, the others' one each)", len(installed))
 			}
 			t.Cleanup(func() {
 				for _, o := range installed {

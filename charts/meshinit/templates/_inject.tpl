@@ -81,14 +81,17 @@ base 10), at most 10 of them after leading zeros (a uint32), 1-65535.
 
 {{- /*
 meshinit.inject.settings: the settings table with, for each setting, its
-variables' prefix (var) and the chart's value (value), as JSON.
+variables' prefix (var), the chart's value (value) and redirect.Defaults'
+(default), as JSON.
 */ -}}
 {{- define "meshinit.inject.settings" -}}
 {{- $values := dict -}}
 {{- range include "meshinit.redirect.settings" . | fromJsonArray }}{{ $_ := set $values (index . 0) (index . 1) }}{{ end -}}
+{{- $defaults := dict -}}
+{{- range splitList "\n" (include "meshinit.redirect.defaults" .) }}{{ $kv := splitn "=" 2 . }}{{ $_ := set $defaults $kv._0 $kv._1 }}{{ end -}}
 {{- $out := list -}}
 {{- range include "meshinit.redirect.table" . | fromJsonArray -}}
-{{- $out = append $out (merge (dict "var" (include "meshinit.inject.var" .key) "value" (get $values .key)) .) -}}
+{{- $out = append $out (merge (dict "var" (include "meshinit.inject.var" .key) "value" (get $values .key) "default" (get $defaults .key)) .) -}}
 {{- end -}}
 {{- toJson $out -}}
 {{- end -}}
@@ -126,9 +129,18 @@ what net/netip reads, but refuse IPv4-mapped IPv6 addresses, which Go reads
 to refuse them by name: an entry k8s refuses that reads once every "ffff"
 group is changed is one). The rendered list keeps the entries as written,
 each canonical, a repeat dropped (distinct() keeps the first), as Go does.
+
+Where the chart's value is redirect's default, a pod without the annotation
+gets Error, Arg, Ranges and Prefixes as literals (Go's defaults are valid
+and written as Config.Args renders them): most pods set few annotations,
+and reading every default again on each evaluation was most of what the
+policies cost.
 */ -}}
 {{- define "meshinit.inject.settingVariables" -}}
 {{- $v := printf "variables.%s" .var -}}
+{{- $fixed := and (ne .annotation "") (eq .value .default) -}}
+{{- $fi := ternary ")" "" $fixed -}}
+{{- $none := has .default (list "*" "") -}}
 {{- if not .annotation }}
 - name: {{ .var }}Arg
   expression: {{ .value | toJson | toJson }}
@@ -167,12 +179,14 @@ each canonical, a repeat dropped (distinct() keeps the first), as Go does.
       : {{ $v }}BoundErrors[i][0] != '' ? {{ $v }}BoundErrors[i][0] : {{ $v }}BoundErrors[i][1] != '' ? {{ $v }}BoundErrors[i][1]
       : int({{ $v }}Bounds[i][2]) < int({{ $v }}Bounds[i][1]) ? {{ include "meshinit.inject.quote" (printf "%sBounds[i][0]" $v) }} + ': range end is below its start'
       : '').filter(m, m != '')
+{{- $ranges := list }}
+{{- if not $none }}{{ range splitList "," .default }}{{ $b := splitList "-" . }}{{ $ranges = append $ranges (printf "[%s, %s]" (first $b) (last $b)) }}{{ end }}{{ end }}
 - name: {{ .var }}Ranges
   expression: |-
-    {{ $v }}Limit != '' || {{ $v }}EntryErrors.size() > 0 ? [] : {{ $v }}Bounds.map(b, [int(b[1]), int(b[2])])
+    {{ if $fixed }}!{{ $v }}Set ? {{ printf "[%s]" (join ", " $ranges) }} : ({{ end }}{{ $v }}Limit != '' || {{ $v }}EntryErrors.size() > 0 ? [] : {{ $v }}Bounds.map(b, [int(b[1]), int(b[2])]){{ $fi }}
 - name: {{ .var }}Arg
   expression: |-
-    {{ $v }}All ? '*' : {{ $v }}Ranges.map(r, r[0] == r[1] ? string(r[0]) : string(r[0]) + '-' + string(r[1])).distinct().join(',')
+    {{ if $fixed }}!{{ $v }}Set ? {{ .default | toJson }} : ({{ end }}{{ $v }}All ? '*' : {{ $v }}Ranges.map(r, r[0] == r[1] ? string(r[0]) : string(r[0]) + '-' + string(r[1])).distinct().join(','){{ $fi }}
 {{- else if eq .kind "cidrs" }}
 - name: {{ .var }}EntryErrors
   expression: |-
@@ -184,11 +198,11 @@ each canonical, a repeat dropped (distinct() keeps the first), as Go does.
       : {{ include "meshinit.inject.quote" "e" }} + ' is not an IP address or CIDR (e.g. 10.0.0.0/8)').filter(m, m != '')
 - name: {{ .var }}Prefixes
   expression: |-
-    {{ $v }}Limit != '' || {{ $v }}EntryErrors.size() > 0 ? [] : {{ $v }}Entries.map(e,
-      string(e.contains('/') ? cidr(e).masked() : cidr(e + (ip(e).family() == 4 ? '/32' : '/128'))))
+    {{ if $fixed }}!{{ $v }}Set ? {{ ternary "[]" (splitList "," .default | toJson) $none }} : ({{ end }}{{ $v }}Limit != '' || {{ $v }}EntryErrors.size() > 0 ? [] : {{ $v }}Entries.map(e,
+      string(e.contains('/') ? cidr(e).masked() : cidr(e + (ip(e).family() == 4 ? '/32' : '/128')))){{ $fi }}
 - name: {{ .var }}Arg
   expression: |-
-    {{ $v }}All ? '*' : {{ $v }}Prefixes.distinct().join(',')
+    {{ if $fixed }}!{{ $v }}Set ? {{ .default | toJson }} : ({{ end }}{{ $v }}All ? '*' : {{ $v }}Prefixes.distinct().join(','){{ $fi }}
 {{- else if eq .kind "ids" }}
 - name: {{ .var }}EntryErrors
   expression: |-
@@ -197,7 +211,7 @@ each canonical, a repeat dropped (distinct() keeps the first), as Go does.
       : {{ include "meshinit.inject.quote" "e" }} + ' is not a numeric ID 0-4294967294 (names are not looked up)').filter(m, m != '')
 - name: {{ .var }}Arg
   expression: |-
-    {{ $v }}Limit != '' || {{ $v }}All || {{ $v }}EntryErrors.size() > 0 ? '' : {{ $v }}Entries.map(e, string(int(e))).distinct().join(',')
+    {{ if $fixed }}!{{ $v }}Set ? {{ .default | toJson }} : ({{ end }}{{ $v }}Limit != '' || {{ $v }}All || {{ $v }}EntryErrors.size() > 0 ? '' : {{ $v }}Entries.map(e, string(int(e))).distinct().join(','){{ $fi }}
 {{- else if eq .kind "names" }}
 - name: {{ .var }}EntryErrors
   expression: |-
@@ -206,29 +220,31 @@ each canonical, a repeat dropped (distinct() keeps the first), as Go does.
       : {{ include "meshinit.inject.quote" "e" }} + ' is not an interface name: 1-15 letters, digits, "_", "." or "-", not starting with "-" or "."').filter(m, m != '')
 - name: {{ .var }}Arg
   expression: |-
-    {{ $v }}Limit != '' || {{ $v }}All || {{ $v }}EntryErrors.size() > 0 ? '' : {{ $v }}Entries.distinct().join(',')
+    {{ if $fixed }}!{{ $v }}Set ? {{ .default | toJson }} : ({{ end }}{{ $v }}Limit != '' || {{ $v }}All || {{ $v }}EntryErrors.size() > 0 ? '' : {{ $v }}Entries.distinct().join(','){{ $fi }}
 {{- end }}
 {{- if or (eq .kind "ports") (eq .kind "cidrs") }}
 - name: {{ .var }}Error
   expression: |-
-    {{ $v }}Limit != '' ? {{ $v }}Limit : {{ $v }}EntryErrors.size() > 0 ? {{ $v }}EntryErrors[0] : ''
+    {{ if $fixed }}!{{ $v }}Set ? '' : ({{ end }}{{ $v }}Limit != '' ? {{ $v }}Limit : {{ $v }}EntryErrors.size() > 0 ? {{ $v }}EntryErrors[0] : ''{{ $fi }}
 {{- else if has .kind (list "ids" "names") }}
 - name: {{ .var }}Error
   expression: |-
-    {{ $v }}Limit != '' ? {{ $v }}Limit : {{ $v }}All ? {{ ternary "'\"*\" is not allowed: list the IDs'" "'\"*\" is not allowed: list the interfaces'" (eq .kind "ids") }}
-      : {{ $v }}EntryErrors.size() > 0 ? {{ $v }}EntryErrors[0] : ''
+    {{ if $fixed }}!{{ $v }}Set ? '' : ({{ end }}{{ $v }}Limit != '' ? {{ $v }}Limit : {{ $v }}All ? {{ ternary "'\"*\" is not allowed: list the IDs'" "'\"*\" is not allowed: list the interfaces'" (eq .kind "ids") }}
+      : {{ $v }}EntryErrors.size() > 0 ? {{ $v }}EntryErrors[0] : ''{{ $fi }}
 {{- else if eq .kind "port" }}
 - name: {{ .var }}Error
   expression: |-
-    !{{ $v }}Raw.trim().matches('^0*[0-9]{1,5}$') || int({{ $v }}Raw.trim()) < 1 || int({{ $v }}Raw.trim()) > 65535 ? 'must be a TCP port 1-65535' : ''
+    {{ if $fixed }}!{{ $v }}Set ? '' : ({{ end }}!{{ $v }}Raw.trim().matches('^0*[0-9]{1,5}$') || int({{ $v }}Raw.trim()) < 1 || int({{ $v }}Raw.trim()) > 65535 ? 'must be a TCP port 1-65535' : ''{{ $fi }}
 - name: {{ .var }}Arg
-  expression: {{ printf "%sError == '' ? string(int(%sRaw.trim())) : ''" $v $v | toJson }}
+  expression: |-
+    {{ if $fixed }}!{{ $v }}Set ? {{ .default | toJson }} : ({{ end }}{{ $v }}Error == '' ? string(int({{ $v }}Raw.trim())) : ''{{ $fi }}
 {{- else if eq .kind "id" }}
 - name: {{ .var }}Error
   expression: |-
-    !{{ $v }}Raw.trim().matches('^0*[0-9]{1,10}$') || int({{ $v }}Raw.trim()) > 4294967294 ? 'must be a numeric ID 0-4294967294' : ''
+    {{ if $fixed }}!{{ $v }}Set ? '' : ({{ end }}!{{ $v }}Raw.trim().matches('^0*[0-9]{1,10}$') || int({{ $v }}Raw.trim()) > 4294967294 ? 'must be a numeric ID 0-4294967294' : ''{{ $fi }}
 - name: {{ .var }}Arg
-  expression: {{ printf "%sError == '' ? string(int(%sRaw.trim())) : ''" $v $v | toJson }}
+  expression: |-
+    {{ if $fixed }}!{{ $v }}Set ? {{ .default | toJson }} : ({{ end }}{{ $v }}Error == '' ? string(int({{ $v }}Raw.trim())) : ''{{ $fi }}
 {{- else if eq .kind "enum" }}
 - name: {{ .var }}Error
   expression: "''"
@@ -288,6 +304,27 @@ Read only when every setting could be read.
 {{- end -}}
 
 {{- /*
+meshinit.inject.ifDefaults: for the overlap of two port lists, "<the pod
+annotates neither> ? [] : " where the chart's values of both are redirect's
+defaults (which overlap nowhere: they pass Config.Validate), else nothing.
+Argument: the two settings (entries of meshinit.inject.settings).
+*/ -}}
+{{- define "meshinit.inject.ifDefaults" -}}
+{{- $a := index . 0 }}{{ $b := index . 1 -}}
+{{- if and (eq $a.value $a.default) (eq $b.value $b.default) -}}
+!variables.{{ $a.var }}Set && !variables.{{ $b.var }}Set ? [] : {{/* the sum of the chunks follows */}}
+{{- end -}}
+{{- end -}}
+
+{{- /*
+meshinit.inject.conflictingLevels: the PodSecurity levels that forbid the
+init container, as a list (CEL and YAML).
+*/ -}}
+{{- define "meshinit.inject.conflictingLevels" -}}
+['baseline', 'restricted']
+{{- end -}}
+
+{{- /*
 meshinit.inject.variables: every variable of the three policies.
 */ -}}
 {{- define "meshinit.inject.variables" -}}
@@ -337,7 +374,7 @@ meshinit.inject.variables: every variable of the three policies.
 {{- end }}
 - name: inboundOverlap
   expression: |-
-    {{ range $k := until (int $chunks) }}{{ if $k }} + {{ end }}variables.inboundOverlap{{ $k }}{{ end }}
+    {{ include "meshinit.inject.ifDefaults" (list $incl $excl) }}{{ range $k := until (int $chunks) }}{{ if $k }} + {{ end }}variables.inboundOverlap{{ $k }}{{ end }}
 {{- $oincl := include "meshinit.inject.setting" (dict "key" "include-outbound-ports" "root" .) | fromJson }}
 {{- $oexcl := include "meshinit.inject.setting" (dict "key" "exclude-outbound-ports" "root" .) | fromJson }}
 # The same for exclude-outbound-ports and include-outbound-ports.
@@ -349,7 +386,7 @@ meshinit.inject.variables: every variable of the three policies.
 {{- end }}
 - name: outboundOverlap
   expression: |-
-    {{ range $k := until (int $chunks) }}{{ if $k }} + {{ end }}variables.outboundOverlap{{ $k }}{{ end }}
+    {{ include "meshinit.inject.ifDefaults" (list $oincl $oexcl) }}{{ range $k := until (int $chunks) }}{{ if $k }} + {{ end }}variables.outboundOverlap{{ $k }}{{ end }}
 # Why the pod's settings cannot be used, as redirect.FromAnnotations says:
 # every setting that cannot be read, else what Config.Validate refuses.
 - name: readErrors
@@ -373,7 +410,7 @@ meshinit.inject.variables: every variable of the three policies.
 - name: podSecurityLevel
   expression: "namespaceObject.metadata.?labels[?'pod-security.kubernetes.io/enforce'].orValue('')"
 - name: podSecurityConflict
-  expression: "variables.podSecurityLevel in ['baseline', 'restricted']"
+  expression: {{ printf "variables.podSecurityLevel in %s" (include "meshinit.inject.conflictingLevels" .) | toJson }}
 - name: podSecurityMessage
   expression: |-
     'namespace ' + namespaceObject.metadata.name + ' enforces PodSecurity "' + variables.podSecurityLevel
@@ -411,6 +448,27 @@ resourceRules:
     apiVersions: [v1]
     operations: [CREATE]
     resources: [pods]
+{{- end -}}
+
+{{- /*
+meshinit.inject.optIns: how a pod opts in, as selectors, JSON: the
+webhook's two entries (webhook-mutatingwebhookconfiguration.yaml) and the
+mutating policy's two bindings, so that neither is called for a pod it
+would leave alone (a pod opts in through its namespace OR its own label,
+and the API server ANDs a namespaceSelector and an objectSelector). The
+namespaceSelectors do not overlap: each pod matches at most one. Each
+says which pods it selects (about).
+*/ -}}
+{{- define "meshinit.inject.optIns" -}}
+{{- $byNamespace := dict "webhook" "namespace.inject.meshinit.io" "binding" ""
+    "about" "Pods in namespaces labelled meshinit.io/injection=enabled, unless the pod says meshinit.io/inject=false."
+    "namespace" "- {key: meshinit.io/injection, operator: In, values: [enabled]}"
+    "object" "- {key: meshinit.io/inject, operator: NotIn, values: [\"false\"]}" -}}
+{{- $byPod := dict "webhook" "pod.inject.meshinit.io" "binding" "-pod"
+    "about" "Pods labelled meshinit.io/inject=true in other namespaces, except those labelled meshinit.io/injection=disabled."
+    "namespace" "- {key: meshinit.io/injection, operator: NotIn, values: [enabled, disabled]}"
+    "object" "- {key: meshinit.io/inject, operator: In, values: [\"true\"]}" -}}
+{{- list $byNamespace $byPod | toJson -}}
 {{- end -}}
 
 {{- /* meshinit.inject.quantities: a resource list as a CEL map of strings. */ -}}
