@@ -90,7 +90,7 @@ tools-envtest:
 tools-cluster:
 	GO=$(GO) KUBERNETES_VERSION=$(KUBERNETES_VERSION) hack/upstream-binaries.sh cluster
 
-## tools-matrix: kube-apiserver, kubectl, etcd of each version of KUBERNETES_MATRIX, built once per version into the cache.
+## tools-matrix: kube-apiserver of each version of KUBERNETES_MATRIX, built once per version into the cache, beside links to KUBERNETES_VERSION's kubectl and etcd (hack/upstream-binaries.sh says why).
 tools-matrix:
 	@set -e; for v in $(KUBERNETES_MATRIX); do GO=$(GO) KUBERNETES_VERSION=$(KUBERNETES_VERSION) hack/upstream-binaries.sh envtest $$v; done
 

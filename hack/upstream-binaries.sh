@@ -2,9 +2,16 @@
 # Builds pinned upstream binaries (Kubernetes, etcd) from the tools module
 # hack/tools/go.mod into a cache outside the repository, keyed by version:
 #   ${MESHINIT_CACHE:-/var/cache/meshinit}/kubernetes-<version>/bin
-# With a version (v1.30.14), the envtest set of that version instead, from its
-# own module hack/tools/<version>/go.mod (the version matrix of make test);
-# the version hack/tools/go.mod pins may be named too.
+# With a version (v1.30.14), the envtest set of that version instead, for the
+# version matrix of make test: its kube-apiserver is built from its own module
+# hack/tools/<version>/go.mod; its kubectl and etcd are links to the pinned
+# version's. The matrix tests that version's API server (admission); etcd is
+# only its storage, whose v3 API does not change between releases, and the
+# tests use kubectl only for apply --dry-run=server, create and get of core
+# objects, which the pinned kubectl does against each of these servers
+# (beyond kubectl's supported skew, but proven by make test-matrix): building
+# them per version cost a cold build minutes a version and tested nothing
+# more. The version hack/tools/go.mod pins may be named too.
 # Only missing binaries are built, all of a version in one go build so that
 # compiling and linking overlap on every core; a warm run is instant.
 # Progress goes to stderr, the bin dir is the last line of output (on
@@ -95,7 +102,7 @@ if [[ ! -f "$tools/$2/go.mod" ]]; then
 	echo "no module hack/tools/$2/go.mod pins Kubernetes $2" >&2
 	exit 1
 fi
-if [[ "$1" != envtest ]]; then # its tools.go names only these three
+if [[ "$1" != envtest ]]; then # its tools.go names only kube-apiserver
 	echo "Kubernetes $2 is built for envtest only (hack/tools/$2/tools.go)" >&2
 	exit 1
 fi
@@ -103,5 +110,17 @@ if [[ "$(module_version "$tools/$2")" != "$2" ]]; then
 	echo "hack/tools/$2/go.mod pins k8s.io/kubernetes $(module_version "$tools/$2"), not $2" >&2
 	exit 1
 fi
-build "$tools/$2" "${bins[@]}"
+build "$tools" kubectl etcd
+build "$tools/$2" kube-apiserver
+for name in kubectl etcd; do
+	# Relative, so the cache may move; a binary built here before is replaced, so
+	# that every machine tests the same layout.
+	target=../../kubernetes-$pinned/bin/$name
+	if [[ "$(readlink "$bin/$name" || true)" != "$target" ]]; then
+		tmps+=("$bin/.$name.tmp.$$")
+		ln -sfn "$target" "$bin/.$name.tmp.$$"
+		mv -fT "$bin/.$name.tmp.$$" "$bin/$name"
+		echo "$2 $name: linked to $pinned's" >&2
+	fi
+done
 echo "$bin"
