@@ -28,7 +28,8 @@ esac
 GO=${GO:-go}
 cache=${MESHINIT_CACHE:-/var/cache/meshinit}
 tools=$(cd "$(dirname "$0")/tools" && pwd)
-module_version() { awk '$1 == "k8s.io/kubernetes" { print $2 }' "$1/go.mod"; }
+# A go.mod requiring one module only has it on the require line.
+module_version() { awk '{ sub(/^require[ \t]+/, "") } $1 == "k8s.io/kubernetes" { print $2 }' "$1/go.mod"; }
 # The version is pinned in hack/tools/go.mod; the Makefile's KUBERNETES_VERSION must agree.
 pinned=$(module_version "$tools")
 if [[ -n "${KUBERNETES_VERSION:-}" && "$KUBERNETES_VERSION" != "$pinned" ]]; then
