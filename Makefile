@@ -87,14 +87,17 @@ tools-envtest:
 	GO=$(GO) KUBERNETES_VERSION=$(KUBERNETES_VERSION) hack/upstream-binaries.sh envtest
 
 ## tools-cluster: the envtest set plus kubelet, kube-controller-manager, kube-scheduler, kube-proxy.
+# Cold (empty Go build cache, warm module cache): 10.6 min, 13 CPU min, on a shared 2-core machine at load 4-6; warm: instant.
 tools-cluster:
 	GO=$(GO) KUBERNETES_VERSION=$(KUBERNETES_VERSION) hack/upstream-binaries.sh cluster
 
 ## tools-matrix: kube-apiserver of each version of KUBERNETES_MATRIX, built once per version into the cache, beside links to KUBERNETES_VERSION's kubectl and etcd (hack/upstream-binaries.sh says why).
+# Cold: 19.3 min for both, 13.6 CPU min, at load 6-12.
 tools-matrix:
 	@set -e; for v in $(KUBERNETES_MATRIX); do GO=$(GO) KUBERNETES_VERSION=$(KUBERNETES_VERSION) hack/upstream-binaries.sh envtest $$v; done
 
 ## tools-cert-manager: cert-manager's controller and cainjector (hack/cert-manager, the version go.mod requires) and its chart, for the end-to-end tests.
+# Cold: 2.3 min, 3.3 CPU min, at load 4-6; warm: a link of seconds (it always builds).
 tools-cert-manager:
 	GO=$(GO) hack/cert-manager/build.sh
 
