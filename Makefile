@@ -92,7 +92,7 @@ tools-cluster:
 	GO=$(GO) KUBERNETES_VERSION=$(KUBERNETES_VERSION) hack/upstream-binaries.sh cluster
 
 ## tools-matrix: kube-apiserver of each version of KUBERNETES_MATRIX, built once per version into the cache, beside links to KUBERNETES_VERSION's kubectl and etcd (hack/upstream-binaries.sh says why).
-# Cold: 19.3 min for both, 13.6 CPU min, at load 6-12.
+# Cold: 19.3 min for both, 13.6 CPU min, at load 6-12 (a make test-matrix beside it).
 tools-matrix:
 	@set -e; for v in $(KUBERNETES_MATRIX); do GO=$(GO) KUBERNETES_VERSION=$(KUBERNETES_VERSION) hack/upstream-binaries.sh envtest $$v; done
 
