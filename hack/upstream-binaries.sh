@@ -88,8 +88,9 @@ build() {
 			mv -f "$tmp/$out" "$bin/$name"
 		done
 		echo "$version ${missing[*]}: built in $((SECONDS - start))s" >&2
-		exec {lock}>&-
 	fi
+	# Released, so that a matrix version's build does not hold the pinned version's lock.
+	[[ -z "${lock:-}" ]] || exec {lock}>&-
 }
 
 if [[ -z "${2:-}" || "$2" == "$pinned" ]]; then
