@@ -10,8 +10,8 @@
 # tests use kubectl only for apply --dry-run=server, create and get of core
 # objects, which the pinned kubectl does against each of these servers
 # (beyond kubectl's supported skew, but proven by make test-matrix): building
-# them per version cost a cold build minutes a version and tested nothing
-# more. The version hack/tools/go.mod pins may be named too.
+# them per version tested nothing more and cost a cold build half a minute
+# a version (most of their packages are kube-apiserver's). The version hack/tools/go.mod pins may be named too.
 # Only missing binaries are built, all of a version in one go build so that
 # compiling and linking overlap on every core; a warm run is instant.
 # Progress goes to stderr, the bin dir is the last line of output (on
