@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Writes the module hack/tools/<version>/ that hack/upstream-binaries.sh
-# builds that Kubernetes version's envtest binaries (kube-apiserver,
-# kubectl, etcd) from: it requires k8s.io/kubernetes <version> and the etcd
-# server that version's go.mod requires, and replaces each staging module of
-# its replace block with its published version. Then go mod tidy.
+# builds that Kubernetes version's kube-apiserver from for the version matrix
+# (its kubectl and etcd are the pinned version's, see there): it requires
+# k8s.io/kubernetes <version> and replaces each staging module of its replace
+# block with its published version. Then go mod tidy.
 #   hack/tools/add-version.sh v1.33.13
 set -euo pipefail
 
@@ -15,23 +15,18 @@ dir=$(cd "$(dirname "$0")" && pwd)/$version
 upstream=$(mktemp)
 trap 'rm -f "$upstream"' EXIT
 curl -fsS "$("$GO" env GOPROXY | cut -d, -f1)/k8s.io/kubernetes/@v/$version.mod" >"$upstream"
-etcd=$(awk '$1 == "go.etcd.io/etcd/server/v3" { print $2 }' "$upstream")
-[[ -n "$etcd" ]] || { echo "k8s.io/kubernetes $version's go.mod requires no go.etcd.io/etcd/server/v3" >&2; exit 1; }
 
 mkdir -p "$dir"
 {
-	echo "// Module $version builds kube-apiserver, kubectl and etcd of Kubernetes"
-	echo "// $version for the version matrix of make test (written by"
-	echo "// hack/tools/add-version.sh; hack/tools/go.mod pins the version the rest"
-	echo "// of the tooling uses)."
+	echo "// Module $version builds kube-apiserver of Kubernetes $version for the"
+	echo "// version matrix of make test (written by hack/tools/add-version.sh;"
+	echo "// hack/tools/go.mod pins the version the rest of the tooling uses, and"
+	echo "// its kubectl and etcd serve the matrix too)."
 	echo "module github.com/meshinit/meshinit/hack/tools/$version"
 	echo
 	echo "go $(awk '$1 == "go" { print $2 }' "$upstream")"
 	echo
-	echo "require ("
-	echo "	go.etcd.io/etcd/server/v3 $etcd"
-	echo "	k8s.io/kubernetes $version"
-	echo ")"
+	echo "require k8s.io/kubernetes $version"
 	echo
 	echo "// k8s.io/kubernetes replaces its staging modules with local paths; point each"
 	echo "// at its published version instead (the replace block of its go.mod)."
@@ -46,11 +41,7 @@ cat >"$dir/tools.go" <<'GO'
 // go mod tidy keeps their dependencies.
 package tools
 
-import (
-	_ "go.etcd.io/etcd/server/v3"
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kubectl"
-)
+import _ "k8s.io/kubernetes/cmd/kube-apiserver"
 GO
 (cd "$dir" && GOWORK=off "$GO" mod tidy)
 echo "$dir" >&2

@@ -4,8 +4,4 @@
 // go mod tidy keeps their dependencies.
 package tools
 
-import (
-	_ "go.etcd.io/etcd/server/v3"
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kubectl"
-)
+import _ "k8s.io/kubernetes/cmd/kube-apiserver"
