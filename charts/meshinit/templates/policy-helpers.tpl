@@ -410,7 +410,12 @@ meshinit.policy.captureRanks, the more captured the higher.
 {'off': 0, 'nameservers': 1, 'all': 2}
 {{- end -}}
 
-{{- /* meshinit.policy.scalarVariables: the variables of one of meshinit.policy.scalars. */ -}}
+{{- /*
+meshinit.policy.scalarVariables: the variables of one of meshinit.policy.scalars
+that the policy reads: <name>Effective for an ID (the proxy-identity check),
+<name>Least for a DNS capture (less than the chart's is refused),
+<name>Overridden and <name>Override for the others.
+*/ -}}
 {{- define "meshinit.policy.scalarVariables" -}}
 {{- $annotation := printf "variables.annotations['traffic.meshinit.io/%s']" .key -}}
 - name: {{ .name }}Annotated
@@ -419,10 +424,17 @@ meshinit.policy.captureRanks, the more captured the higher.
   expression: "variables.{{ .name }}Annotated ? {{ include "meshinit.policy.scalarValue" (dict "s" $annotation "kind" .kind) }} : variables.{{ .name }}"
 - name: {{ .name }}Arg
   expression: "variables.injected ? {{ include "meshinit.policy.scalarValue" (dict "s" (printf "variables.meshinitArgs[%d].substring(%d)" (int .arg) (int .skip)) "kind" .kind) }} : variables.{{ .name }}"
+{{- if eq .kind "id" }}
 - name: {{ .name }}Effective
   expression: "variables.injected ? variables.{{ .name }}Arg : variables.{{ .name }}Annotation"
+{{- end }}
+{{- if eq .kind "capture" }}
+- name: {{ .name }}Least
+  expression: "variables.{{ .name }}Annotation < variables.{{ .name }}Arg ? variables.{{ .name }}Annotation : variables.{{ .name }}Arg"
+{{- else }}
 - name: {{ .name }}Overridden
   expression: "variables.{{ .name }}Annotation != variables.{{ .name }} || variables.{{ .name }}Arg != variables.{{ .name }}"
 - name: {{ .name }}Override
   expression: "variables.{{ .name }}Annotation != variables.{{ .name }} ? variables.{{ .name }}Annotation : variables.{{ .name }}Arg"
+{{- end }}
 {{- end -}}
