@@ -49,27 +49,20 @@ func ServeUDP(c net.PacketConn, name string) {
 // holding name, followed by " orig=<original destination>" when the
 // connection was redirected. It returns when l is closed.
 func ServeTCP(l net.Listener, name string) {
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			return
-		}
-		go func() {
-			defer c.Close()
-			text := name + testproxy.Orig(c)
-			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-			for {
-				query, err := readTCP(c)
-				if err != nil {
-					return
-				}
-				answer, err := Answer(query, text)
-				if err != nil || writeTCP(c, answer) != nil {
-					return
-				}
+	testproxy.Each(l, func(c net.Conn) {
+		text := name + testproxy.Orig(c)
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		for {
+			query, err := readTCP(c)
+			if err != nil {
+				return
 			}
-		}()
-	}
+			answer, err := Answer(query, text)
+			if err != nil || writeTCP(c, answer) != nil {
+				return
+			}
+		}
+	})
 }
 
 // Ask sends a TXT query for qname over c (a connected UDP socket, or a TCP

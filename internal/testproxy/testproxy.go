@@ -73,6 +73,12 @@ func Orig(c net.Conn) string {
 // when the connection was redirected, or "<name>\n" when it was not. It
 // returns when l is closed.
 func Serve(l net.Listener, name string) {
+	Each(l, func(c net.Conn) { fmt.Fprintln(c, name+Orig(c)) })
+}
+
+// Each serves every connection on l with serve, each in its own goroutine,
+// and closes it after; it returns when l is closed.
+func Each(l net.Listener, serve func(net.Conn)) {
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -80,7 +86,7 @@ func Serve(l net.Listener, name string) {
 		}
 		go func() {
 			defer c.Close()
-			fmt.Fprintln(c, name+Orig(c))
+			serve(c)
 		}()
 	}
 }
