@@ -165,7 +165,7 @@ cluster-up: tools-cluster
 cluster-down:
 	$(GO) run ./e2e/cmd/localcluster down
 
-## bench-e2e: pod start-up on the local cluster, MESHINIT_BENCH_PODS (default 60) pods each of: no init container, a no-op init container, injected by meshinit, in random order: medians to Ready, the init container's own run (containerd's creation of it to its last output), and meshinit's cost over the no-op with a 95% interval.
+## bench-e2e: pod start-up on the local cluster, MESHINIT_BENCH_PODS (default 60) pods each of: no init container, a no-op init container, the no-op in meshinit's container shape, injected by meshinit, in random order: medians to Ready, the init container's own run (the runtime's creation of it to its last output), each step of the start as the runtime records it, and meshinit's cost over the no-op (split into its container's shape and its work) with 95% intervals.
 bench-e2e: deps tools-cluster
 	hack/install-debian-packages.sh --cluster
 	$(GO) test -count=1 -run '^$$' -bench BenchmarkPodStartup -benchtime 1x -timeout 30m ./e2e/

@@ -2,17 +2,17 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -21,7 +21,10 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/meshinit/meshinit/e2e/harness"
 )
 
 // benchSetup is what each benchmark starts with: how many of its things to
@@ -43,10 +46,12 @@ func benchSetup(b *testing.B, ctx context.Context, count string, def int) (*env,
 	return e, cfg, n
 }
 
-// BenchmarkPodStartup measures, on the cluster, how long three kinds of
+// BenchmarkPodStartup measures, on the cluster, how long four kinds of
 // otherwise identical pods take to start: no init container; a no-op init
 // container (the redirector image printing its version: the kubelet's own
-// cost of any init container); and a pod meshinit injects. The goal is
+// cost of any init container); the same no-op in meshinit's shape (the init
+// container meshinit injects, its securityContext and resources, running
+// `version` instead of `apply`); and a pod meshinit injects. The goal is
 // meshinit at most 50 ms above the no-op init container.
 // MESHINIT_BENCH_PODS sets the pods per kind (default 60).
 //
@@ -63,10 +68,14 @@ func benchSetup(b *testing.B, ctx context.Context, count string, def int) (*env,
 //     their differences, for what a user waits;
 //   - the verdict is taken on what neither the relist nor the rest of a pod's
 //     start (scheduling, the sandbox) blurs: the init container's own run,
-//     from the container runtime creating it (containerd's record of the
-//     container) to its last line of output as the runtime timestamped it
-//     (the no-op prints its only line as it exits, the redirector its last
-//     once the rules are in place).
+//     from the container runtime creating it to its last line of output as
+//     the runtime timestamped it (the no-op prints its only line as it exits,
+//     the redirector its last once the rules are in place);
+//   - each pod's start is split into the steps the container runtime
+//     records (its sandbox, each container's creation, start and exit), so a
+//     difference in time to Ready is found in the step it comes from, and the
+//     shaped no-op splits meshinit's cost into its container's shape and its
+//     work.
 //
 // Run it with `make bench-e2e`.
 func BenchmarkPodStartup(b *testing.B) {
@@ -74,64 +83,143 @@ func BenchmarkPodStartup(b *testing.B) {
 	defer cancel()
 	e, cfg, perKind := benchSetup(b, ctx, "MESHINIT_BENCH_PODS", 60)
 	client := kubernetes.NewForConfigOrDie(cfg)
+	runtime, err := dialRuntime(e.Containerd)
+	if err != nil {
+		b.Fatal(err)
+	}
 	plain := e.createNamespace(b, ctx, "bench-plain", nil)
 	injected := e.createNamespace(b, ctx, "bench-injected", map[string]string{injectionLabel: "enabled"})
-
-	kinds := []struct {
-		name, metric, namespace string
-		init                    []corev1.Container
-	}{
-		{"no init container", "none", plain, nil},
-		{"no-op init container", "noop", plain, []corev1.Container{{Name: "noop", Image: e.images.Redirector, Args: []string{"version"}}}},
-		{"injected by meshinit", "meshinit", injected, nil},
+	shaped, err := meshinitShape(ctx, client, injected, e.images.TestApp)
+	if err != nil {
+		b.Fatal(err)
 	}
+
+	kinds := []podKind{
+		{"none", "no init container", plain, nil},
+		{"no-op", "no-op init container", plain, []corev1.Container{{Name: "noop", Image: e.images.Redirector, Args: []string{"version"}}}},
+		{"shaped", "no-op in meshinit's shape", plain, []corev1.Container{shaped}},
+		{"meshinit", "injected by meshinit", injected, nil},
+	}
+	const noop, shape, meshinit = 1, 2, 3
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0))
-	ready := make([][]time.Duration, len(kinds))
-	initRun := make([][]time.Duration, len(kinds))
+	timelines := make([][]timeline, len(kinds))
 	b.ResetTimer()
 	for i := range perKind {
 		for _, k := range rng.Perm(len(kinds)) {
 			kind := kinds[k]
 			time.Sleep(time.Duration(rng.Int64N(int64(relistPeriod * 3 / 2))))
-			s, err := startPod(ctx, client, e.Containerd, kind.namespace, fmt.Sprintf("pod-%d-%d", k, i), e.images.TestApp, kind.init)
+			t, err := startPod(ctx, client, runtime, kind.namespace, fmt.Sprintf("pod-%d-%d", k, i), e.images.TestApp, kind.init)
 			if err != nil {
 				b.Fatalf("%s: %v", kind.name, err)
 			}
-			ready[k] = append(ready[k], s.ready)
-			if s.initRun > 0 {
-				initRun[k] = append(initRun[k], s.initRun)
-			}
+			timelines[k] = append(timelines[k], t)
 		}
 	}
 	b.StopTimer()
 
+	ready := durations(timelines, evCreated, evReady)
+	initRun := durations(timelines, evInitCreated, evInitOutput)
 	fmt.Println("created to Ready:")
 	for k, kind := range kinds {
 		b.ReportMetric(ms(median(ready[k])), "ms-ready-"+kind.metric)
 		printMedian(kind.name, ready[k])
 	}
-	printDifference(rng, "any init container costs", ready[1], ready[0], "no-op init vs none")
-	printDifference(rng, "meshinit costs", ready[2], ready[1], "over the no-op init container")
+	printDifference(rng, "any init container costs", ready[noop], ready[0], "no-op init vs none")
+	printDifference(rng, "meshinit costs", ready[meshinit], ready[noop], "over the no-op init container")
+	printDifference(rng, "  of which its shape", ready[shape], ready[noop], "shaped no-op over the no-op")
+	printDifference(rng, "  and its work", ready[meshinit], ready[shape], "over the shaped no-op")
 	fmt.Println("the init container's run, created by the runtime to its last output:")
-	for k := 1; k < len(kinds); k++ {
+	for k := noop; k < len(kinds); k++ {
 		b.ReportMetric(ms(median(initRun[k])), "ms-init-run-"+kinds[k].metric)
 		printMedian(kinds[k].name, initRun[k])
 	}
-	lo, hi := printDifference(rng, "meshinit costs", initRun[2], initRun[1], "over the no-op init container")
-	b.ReportMetric(ms(median(initRun[2])-median(initRun[1])), "ms-meshinit-over-noop")
+	lo, hi := printDifference(rng, "meshinit costs", initRun[meshinit], initRun[noop], "over the no-op init container")
+	printDifference(rng, "  of which its shape", initRun[shape], initRun[noop], "shaped no-op over the no-op")
+	printDifference(rng, "  and its work", initRun[meshinit], initRun[shape], "over the shaped no-op")
+	b.ReportMetric(ms(median(initRun[meshinit])-median(initRun[noop])), "ms-meshinit-over-noop")
+	printSteps(rng, kinds, timelines, noop, shape, meshinit)
 	fmt.Printf("goal: meshinit at most +50 ms over the no-op init container: %s\n", verdict(lo, hi, 50*time.Millisecond))
 }
 
+// podKind is one kind of pod the start-up benchmark creates: its pods'
+// init containers (none, or those meshinit injects, for nil) and namespace.
+type podKind struct {
+	metric, name, namespace string
+	init                    []corev1.Container
+}
+
+// meshinitShape is the init container meshinit injects into a pod of the
+// app image in namespace ns (a server-side dry run), renamed and running
+// `version` instead of `apply`: a no-op with everything else of meshinit's
+// container (image, securityContext, resources).
+func meshinitShape(ctx context.Context, client kubernetes.Interface, ns, app string) (corev1.Container, error) {
+	dry, err := client.CoreV1().Pods(ns).Create(ctx, benchPod("shape", app, nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err != nil {
+		return corev1.Container{}, fmt.Errorf("dry-run create in %s: %w", ns, err)
+	}
+	for _, c := range dry.Spec.InitContainers {
+		if c.Name == harness.RedirectName {
+			c.Name, c.Command, c.Args = "shaped", nil, []string{"version"}
+			return c, nil
+		}
+	}
+	return corev1.Container{}, fmt.Errorf("dry-run create in %s: no init container %s was injected", ns, harness.RedirectName)
+}
+
+func benchPod(name, app string, init []corev1.Container) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr.To[int64](1),
+			InitContainers:                init,
+			Containers: []corev1.Container{{Name: "app", Image: app,
+				Args: []string{"-listen", ":8080", "-name", "app"}}},
+		},
+	}
+}
+
 func printMedian(name string, ds []time.Duration) {
-	fmt.Printf("  %-22s median %7.0f ms  (min %5.0f, max %5.0f, n=%d)\n", name, ms(median(ds)), ms(slices.Min(ds)), ms(slices.Max(ds)), len(ds))
+	fmt.Printf("  %-26s median %7.0f ms  (min %5.0f, max %5.0f, n=%d)\n", name, ms(median(ds)), ms(slices.Min(ds)), ms(slices.Max(ds)), len(ds))
 }
 
 // printDifference prints median(a) - median(b) with its 95% interval, and
 // returns the interval.
 func printDifference(rng *rand.Rand, what string, a, b []time.Duration, than string) (lo, hi time.Duration) {
 	lo, hi = medianDifferenceInterval(rng, a, b)
-	fmt.Printf("  %-24s %+7.0f ms %s (95%% interval %+.0f to %+.0f ms)\n", what, ms(median(a)-median(b)), than, ms(lo), ms(hi))
+	fmt.Printf("  %-26s %+7.0f ms %s (95%% interval %+.0f to %+.0f ms)\n", what, ms(median(a)-median(b)), than, ms(lo), ms(hi))
 	return lo, hi
+}
+
+// printSteps prints, for each step of a pod's start, its median in each
+// kind, and what meshinit's container shape (shaped no-op over no-op) and
+// its work (meshinit over shaped no-op) add to it, with 95% intervals.
+func printSteps(rng *rand.Rand, kinds []podKind, timelines [][]timeline, noop, shape, meshinit int) {
+	fmt.Println("each step of a pod's start, median ms (the container runtime's record; created and Ready as the test saw them):")
+	fmt.Printf("  %-34s", "step")
+	for _, k := range kinds {
+		fmt.Printf(" %8s", k.metric)
+	}
+	fmt.Printf("  %-20s %-20s\n", "shape (95%)", "work (95%)")
+	for _, s := range steps(timelines) {
+		ds := durations(timelines, s.from, s.to)
+		fmt.Printf("  %-34s", s.from+" -> "+s.to)
+		for k := range kinds {
+			if len(ds[k]) == 0 {
+				fmt.Printf(" %8s", "")
+				continue
+			}
+			fmt.Printf(" %8.0f", ms(median(ds[k])))
+		}
+		for _, pair := range [][2]int{{shape, noop}, {meshinit, shape}} {
+			a, b := ds[pair[0]], ds[pair[1]]
+			if len(a) == 0 || len(b) == 0 {
+				continue
+			}
+			lo, hi := medianDifferenceInterval(rng, a, b)
+			fmt.Printf("  %-20s", fmt.Sprintf("%+.0f (%+.0f..%+.0f)", ms(median(a)-median(b)), ms(lo), ms(hi)))
+		}
+		fmt.Println()
+	}
 }
 
 // relistPeriod is how often the kubelet's generic PLEG relists the
@@ -169,95 +257,181 @@ func verdict(lo, hi, goal time.Duration) string {
 	return "undecided at this many pods (MESHINIT_BENCH_PODS)"
 }
 
-// started is how long one pod took to be Ready, and its first init
-// container's run (0 without one).
-type started struct{ ready, initRun time.Duration }
+// The events of a pod's start, in the order they happen.
+const (
+	evCreated     = "created"
+	evSandbox     = "sandbox"
+	evInitCreated = "init created"
+	evInitStarted = "init started"
+	evInitOutput  = "init's last output"
+	evInitExited  = "init exited"
+	evAppCreated  = "app created"
+	evAppStarted  = "app started"
+	evReady       = "Ready"
+)
 
-// startPod creates a pod of the app image and measures it (started). It
-// then deletes the pod with a grace period, so the object is gone only once
-// the kubelet has stopped its containers, and returns then: tearing one pod
-// down does not slow the next.
-// containerd is the node's containerd socket, where the init container's
-// creation time is read.
-func startPod(ctx context.Context, client kubernetes.Interface, containerd, ns, name, app string, init []corev1.Container) (started, error) {
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: corev1.PodSpec{
-			TerminationGracePeriodSeconds: ptr.To[int64](1),
-			InitContainers:                init,
-			Containers: []corev1.Container{{Name: "app", Image: app,
-				Args: []string{"-listen", ":8080", "-name", "app"}}},
-		},
+var eventOrder = []string{evCreated, evSandbox, evInitCreated, evInitStarted, evInitOutput, evInitExited, evAppCreated, evAppStarted, evReady}
+
+// timeline is when each event of one pod's start happened: created (the
+// create call) and Ready (seen in the watch) by the test's clock, the rest
+// by the container runtime's record, on the same machine's clock. Events
+// are in eventOrder; a pod without an init container has none of init's.
+type timeline []event
+
+type event struct {
+	name string
+	at   time.Time
+}
+
+// step is two events that follow each other in some pod's timeline.
+type step struct{ from, to string }
+
+// steps are the consecutive events of every timeline, in eventOrder.
+func steps(timelines [][]timeline) []step {
+	var all []step
+	for _, ts := range timelines {
+		for _, t := range ts {
+			for i := 1; i < len(t); i++ {
+				if s := (step{t[i-1].name, t[i].name}); !slices.Contains(all, s) {
+					all = append(all, s)
+				}
+			}
+		}
 	}
+	index := func(name string) int { return slices.Index(eventOrder, name) }
+	slices.SortFunc(all, func(a, b step) int {
+		if c := index(a.from) - index(b.from); c != 0 {
+			return c
+		}
+		return index(a.to) - index(b.to)
+	})
+	return all
+}
+
+// durations is, for each kind, the time from event from to event to in each
+// of its pods that had both.
+func durations(timelines [][]timeline, from, to string) [][]time.Duration {
+	ds := make([][]time.Duration, len(timelines))
+	for k, ts := range timelines {
+		for _, t := range ts {
+			a, b := t.at(from), t.at(to)
+			if !a.IsZero() && !b.IsZero() {
+				ds[k] = append(ds[k], b.Sub(a))
+			}
+		}
+	}
+	return ds
+}
+
+func (t timeline) at(name string) time.Time {
+	for _, e := range t {
+		if e.name == name {
+			return e.at
+		}
+	}
+	return time.Time{}
+}
+
+// dialRuntime connects to the node's container runtime (CRI) at socket.
+func dialRuntime(socket string) (runtimeapi.RuntimeServiceClient, error) {
+	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("container runtime at %s: %w", socket, err)
+	}
+	return runtimeapi.NewRuntimeServiceClient(conn), nil
+}
+
+// startPod creates a pod of the app image and records its timeline. It then
+// deletes the pod with a grace period, so the object is gone only once the
+// kubelet has stopped its containers, and returns then: tearing one pod down
+// does not slow the next.
+func startPod(ctx context.Context, client kubernetes.Interface, runtime runtimeapi.RuntimeServiceClient, ns, name, app string, init []corev1.Container) (timeline, error) {
 	pods := client.CoreV1().Pods(ns)
 	began := time.Now()
-	created, err := pods.Create(ctx, pod, metav1.CreateOptions{})
+	created, err := pods.Create(ctx, benchPod(name, app, init), metav1.CreateOptions{})
 	if err != nil {
-		return started{}, err
+		return nil, err
 	}
 	w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(), ResourceVersion: created.ResourceVersion})
 	if err != nil {
-		return started{}, err
+		return nil, err
 	}
 	defer w.Stop()
 	timeout := time.After(2 * time.Minute)
-	var s started
+	var t timeline
 	for {
 		select {
 		case ev, ok := <-w.ResultChan():
 			if !ok {
-				return started{}, fmt.Errorf("watch of pod %s/%s ended", ns, name)
+				return nil, fmt.Errorf("watch of pod %s/%s ended", ns, name)
 			}
 			if ev.Type == watch.Deleted {
-				return s, nil
+				return t, nil
 			}
 			p, isPod := ev.Object.(*corev1.Pod)
-			if !isPod || s.ready > 0 || !podReady(p) {
+			if !isPod || t != nil || !podReady(p) {
 				continue
 			}
-			s.ready = time.Since(began)
-			if len(p.Status.InitContainerStatuses) > 0 {
-				if s.initRun, err = initRun(ctx, containerd, pods, p); err != nil {
-					return started{}, err
-				}
+			if t, err = podTimeline(ctx, runtime, pods, p, began, time.Now()); err != nil {
+				return nil, err
 			}
 			if err := pods.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-				return started{}, err
+				return nil, err
 			}
 		case <-timeout:
-			return started{}, fmt.Errorf("pod %s/%s not Ready and gone after 2 minutes", ns, name)
+			return nil, fmt.Errorf("pod %s/%s not Ready and gone after 2 minutes", ns, name)
 		}
 	}
 }
 
-// initRun is how long the pod's first init container ran: from containerd
-// creating it to its last line of output (kubectl logs --timestamps), both
-// as the node's clock says.
-func initRun(ctx context.Context, containerd string, pods typedcorev1.PodInterface, p *corev1.Pod) (time.Duration, error) {
-	status := p.Status.InitContainerStatuses[0]
+// podTimeline reads the runtime's record of a Ready pod p, created at
+// created and seen Ready at ready: its sandbox's creation, its first init
+// container's creation, start, last line of output (kubectl logs
+// --timestamps) and exit, and its first container's creation and start.
+func podTimeline(ctx context.Context, runtime runtimeapi.RuntimeServiceClient, pods typedcorev1.PodInterface, p *corev1.Pod, created, ready time.Time) (timeline, error) {
+	sandboxes, err := runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
+		LabelSelector: map[string]string{"io.kubernetes.pod.uid": string(p.UID)}}})
+	if err != nil || len(sandboxes.Items) != 1 {
+		return nil, fmt.Errorf("pod %s: the runtime's sandboxes of it: %d, %v", p.Name, len(sandboxes.GetItems()), err)
+	}
+	t := timeline{{evCreated, created}, {evSandbox, time.Unix(0, sandboxes.Items[0].CreatedAt)}}
+	if len(p.Status.InitContainerStatuses) > 0 {
+		status := p.Status.InitContainerStatuses[0]
+		c, err := containerStatus(ctx, runtime, p, status)
+		if err != nil {
+			return nil, err
+		}
+		out, err := pods.GetLogs(p.Name, &corev1.PodLogOptions{Container: status.Name, Timestamps: true}).DoRaw(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("logs of %s in pod %s: %w", status.Name, p.Name, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		stamp, _, _ := strings.Cut(lines[len(lines)-1], " ")
+		last, err := time.Parse(time.RFC3339Nano, stamp)
+		if err != nil {
+			return nil, fmt.Errorf("logs of %s in pod %s: no timestamped line: %q", status.Name, p.Name, lines[len(lines)-1])
+		}
+		t = append(t, event{evInitCreated, time.Unix(0, c.CreatedAt)}, event{evInitStarted, time.Unix(0, c.StartedAt)},
+			event{evInitOutput, last}, event{evInitExited, time.Unix(0, c.FinishedAt)})
+	}
+	app, err := containerStatus(ctx, runtime, p, p.Status.ContainerStatuses[0])
+	if err != nil {
+		return nil, err
+	}
+	return append(t, event{evAppCreated, time.Unix(0, app.CreatedAt)}, event{evAppStarted, time.Unix(0, app.StartedAt)}, event{evReady, ready}), nil
+}
+
+// containerStatus is the runtime's status of one of pod p's containers.
+func containerStatus(ctx context.Context, runtime runtimeapi.RuntimeServiceClient, p *corev1.Pod, status corev1.ContainerStatus) (*runtimeapi.ContainerStatus, error) {
 	id, ok := strings.CutPrefix(status.ContainerID, "containerd://")
 	if !ok {
-		return 0, fmt.Errorf("init container %s of pod %s: container ID %q is not containerd's", status.Name, p.Name, status.ContainerID)
+		return nil, fmt.Errorf("container %s of pod %s: container ID %q is not containerd's", status.Name, p.Name, status.ContainerID)
 	}
-	info, err := exec.CommandContext(ctx, "ctr", "--address", containerd, "-n", "k8s.io", "containers", "info", id).Output()
+	resp, err := runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
 	if err != nil {
-		return 0, fmt.Errorf("ctr containers info %s: %w", id, err)
+		return nil, fmt.Errorf("container %s of pod %s: the runtime's status: %w", status.Name, p.Name, err)
 	}
-	var record struct{ CreatedAt time.Time }
-	if err := json.Unmarshal(info, &record); err != nil || record.CreatedAt.IsZero() {
-		return 0, fmt.Errorf("ctr containers info %s: no CreatedAt (%v)", id, err)
-	}
-	out, err := pods.GetLogs(p.Name, &corev1.PodLogOptions{Container: status.Name, Timestamps: true}).DoRaw(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("logs of %s in pod %s: %w", status.Name, p.Name, err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	stamp, _, _ := strings.Cut(lines[len(lines)-1], " ")
-	last, err := time.Parse(time.RFC3339Nano, stamp)
-	if err != nil {
-		return 0, fmt.Errorf("logs of %s in pod %s: no timestamped line: %q", status.Name, p.Name, lines[len(lines)-1])
-	}
-	return last.Sub(record.CreatedAt), nil
+	return resp.Status, nil
 }
 
 func podReady(p *corev1.Pod) bool {
