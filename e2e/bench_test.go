@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -83,10 +84,7 @@ func BenchmarkPodStartup(b *testing.B) {
 	defer cancel()
 	e, cfg, perKind := benchSetup(b, ctx, "MESHINIT_BENCH_PODS", 60)
 	client := kubernetes.NewForConfigOrDie(cfg)
-	runtime, err := dialRuntime(e.Containerd)
-	if err != nil {
-		b.Fatal(err)
-	}
+	runtime := dialRuntime(b, e.Containerd)
 	plain := e.createNamespace(b, ctx, "bench-plain", nil)
 	injected := e.createNamespace(b, ctx, "bench-injected", map[string]string{injectionLabel: "enabled"})
 	shaped, err := meshinitShape(ctx, client, injected, e.images.TestApp)
@@ -200,8 +198,9 @@ func printSteps(rng *rand.Rand, kinds []podKind, timelines [][]timeline, noop, s
 		fmt.Printf(" %8s", k.metric)
 	}
 	fmt.Printf("  %-20s %-20s\n", "shape (95%)", "work (95%)")
-	for _, s := range steps(timelines) {
-		ds := durations(timelines, s.from, s.to)
+	all, byStep := stepDurations(timelines)
+	for _, s := range all {
+		ds := byStep[s]
 		fmt.Printf("  %-34s", s.from+" -> "+s.to)
 		for k := range kinds {
 			if len(ds[k]) == 0 {
@@ -286,26 +285,31 @@ type event struct {
 // step is two events that follow each other in some pod's timeline.
 type step struct{ from, to string }
 
-// steps are the consecutive events of every timeline, in eventOrder.
-func steps(timelines [][]timeline) []step {
-	var all []step
-	for _, ts := range timelines {
+// stepDurations are the steps of every timeline, in eventOrder, and for each
+// the time it took in each kind's pods that went from one event straight to
+// the other (a pod with an init container has no step sandbox -> app
+// created).
+func stepDurations(timelines [][]timeline) ([]step, map[step][][]time.Duration) {
+	byStep := map[step][][]time.Duration{}
+	for k, ts := range timelines {
 		for _, t := range ts {
 			for i := 1; i < len(t); i++ {
-				if s := (step{t[i-1].name, t[i].name}); !slices.Contains(all, s) {
-					all = append(all, s)
+				s := step{t[i-1].name, t[i].name}
+				if byStep[s] == nil {
+					byStep[s] = make([][]time.Duration, len(timelines))
 				}
+				byStep[s][k] = append(byStep[s][k], t[i].at.Sub(t[i-1].at))
 			}
 		}
 	}
 	index := func(name string) int { return slices.Index(eventOrder, name) }
-	slices.SortFunc(all, func(a, b step) int {
+	all := slices.SortedFunc(maps.Keys(byStep), func(a, b step) int {
 		if c := index(a.from) - index(b.from); c != 0 {
 			return c
 		}
 		return index(a.to) - index(b.to)
 	})
-	return all
+	return all, byStep
 }
 
 // durations is, for each kind, the time from event from to event to in each
@@ -332,13 +336,15 @@ func (t timeline) at(name string) time.Time {
 	return time.Time{}
 }
 
-// dialRuntime connects to the node's container runtime (CRI) at socket.
-func dialRuntime(socket string) (runtimeapi.RuntimeServiceClient, error) {
+// dialRuntime connects to the node's container runtime (CRI) at socket,
+// until t ends.
+func dialRuntime(t testing.TB, socket string) runtimeapi.RuntimeServiceClient {
 	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		return nil, fmt.Errorf("container runtime at %s: %w", socket, err)
+		t.Fatalf("container runtime at %s: %v", socket, err)
 	}
-	return runtimeapi.NewRuntimeServiceClient(conn), nil
+	t.Cleanup(func() { conn.Close() })
+	return runtimeapi.NewRuntimeServiceClient(conn)
 }
 
 // startPod creates a pod of the app image and records its timeline. It then
