@@ -1,3 +1,17 @@
+# Copyright The meshinit Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 # meshinit developer habits. Every target works on a fresh Debian machine as root:
 # it installs what it needs (Debian packages, pinned upstream binaries) first.
 
@@ -6,6 +20,16 @@ GO ?= go
 # Expensive upstream builds are cached by version outside the repository.
 MESHINIT_CACHE ?= /var/cache/meshinit
 export MESHINIT_CACHE
+# Every Go build here compiles with the flags of the project's release builds
+# and of the upstream binaries (static, CGO_ENABLED=0, and -trimpath), the
+# tests included, so that the Go build cache holds each package once: the
+# images internal/images' tests build reuse what the tests compiled, and
+# kube-apiserver, etcd, kubectl and kube-controller-manager share the
+# standard library and 290 third-party packages with the tests (of 1,301;
+# the rest differ in version or in a dependency's version, e.g. cel-go).
+# (docs/development.md has the figures.)
+export CGO_ENABLED := 0
+export GOFLAGS := $(strip $(filter-out -trimpath,$(shell $(GO) env GOFLAGS)) -trimpath)
 # Pinned here and in hack/tools/go.mod (hack/upstream-binaries.sh checks they agree).
 KUBERNETES_VERSION := v1.37.2
 KUBERNETES_BIN := $(MESHINIT_CACHE)/kubernetes-$(KUBERNETES_VERSION)/bin
@@ -22,34 +46,99 @@ MATRIX_PACKAGES := ./charts/ ./webhook/ ./certs/
 # its own HTTPS server, not the API server.
 MATRIX_SKIP := ^TestReplicaUnder
 
-.PHONY: test test-matrix demo demo-down demo-netns deps lint fuzz images plugin bench-redirect bench-webhook bench-e2e bench-injection
+.PHONY: test test-matrix test-e2e test-release test-timings demo demo-down demo-netns deps lint fuzz images plugin release bench-redirect bench-webhook bench-e2e bench-injection
 
-## test: everything CI runs: host packages, upstream binaries, then all Go tests, the end-to-end ones on the local cluster last.
-# The e2e packages (e2e/cluster's own test, e2e's tests of the chart) all use the one
-# local cluster a machine can run and each may bring it up and take it down, so they
-# run after the rest, one package at a time (-p 1), not beside each other or the
-# envtest packages.
-test: deps tools-cluster tools-matrix tools-cert-manager
-	hack/install-debian-packages.sh --cluster
-	$(GO) vet ./...
-	KUBEBUILDER_ASSETS=$(KUBERNETES_BIN) $(GO) test -count=1 $$($(GO) list ./... | grep -v '/e2e\(/\|$$\)')
-	$(MAKE) --no-print-directory test-matrix
-	$(GO) test -count=1 -p 1 -timeout 45m ./e2e/...
+# Test tiers (docs/development.md says what each runs, how long it takes and
+# how that was measured). Each is a list of stages that hack/stages.sh runs
+# in order, printing a line as each starts and ends and a table (stage, time,
+# result) at the end; it stops at the first that fails. .ci/run runs all
+# three, one after another.
+#   make test         every package but the end-to-end ones, against Kubernetes KUBERNETES_VERSION
+#   make test-matrix  the API-server packages again, against each older version of KUBERNETES_MATRIX
+#   make test-e2e     the end-to-end tests on a real cluster (the local one; CLUSTER=existing: KUBECONFIG's)
+STAGES := hack/stages.sh
 
-## test-matrix: the envtest packages (MATRIX_PACKAGES) against each older Kubernetes version of KUBERNETES_MATRIX, one after another; make test runs it.
-test-matrix: tools-matrix
-	@set -e; for v in $(KUBERNETES_MATRIX); do \
-		echo "== Kubernetes $$v: $(MATRIX_PACKAGES)"; \
-		KUBEBUILDER_ASSETS=$(MESHINIT_CACHE)/kubernetes-$$v/bin $(GO) test -count=1 -skip '$(MATRIX_SKIP)' $(MATRIX_PACKAGES); \
-	done
+# Every package but the end-to-end ones (e2e/...), which need a cluster.
+UNIT_PACKAGES = $(shell $(GO) list ./... | grep -v '^github.com/meshinit/meshinit/e2e\(/\|$$\)')
+
+# The upstream binaries make test needs (kube-apiserver, etcd, kubectl and
+# kube-controller-manager); make test-e2e adds the rest of the local cluster's.
+ENVTEST_STAGE = "upstream binaries: the envtest set $(KUBERNETES_VERSION)::GO=$(GO) KUBERNETES_VERSION=$(KUBERNETES_VERSION) hack/upstream-binaries.sh envtest"
+
+# go test runs without its own vet (-vet=off): the go vet stage before it
+# runs every analyzer on every package, go test's vet a subset of them again.
+TEST_STAGES = \
+	"Debian packages (iptables, iproute2)::hack/install-debian-packages.sh" \
+	$(ENVTEST_STAGE) \
+	"go vet ./...::$(GO) vet ./..." \
+	"go test (all but e2e, Kubernetes $(KUBERNETES_VERSION))::KUBEBUILDER_ASSETS=$(KUBERNETES_BIN) $(GO) test -count=1 -vet=off -timeout 30m -skip '$(RELEASE_TESTS)' $(UNIT_PACKAGES)"
+
+# The tests that need GoReleaser, whose build links every publisher's SDK
+# (tens of minutes cold on two cores): make test-release runs them, as the
+# release does; make test runs the rest of internal/release (the registry
+# round trip) and leaves these out.
+RELEASE_TESTS := ^TestPluginRelease$$
+RELEASE_STAGES = \
+	"GoReleaser::GO=$(GO) hack/goreleaser/build.sh" \
+	"go test -run '$(RELEASE_TESTS)' ./internal/release/::$(GO) test -count=1 -vet=off -timeout 30m -run '$(RELEASE_TESTS)' ./internal/release/"
+
+# The matrix's packages are compiled into test binaries once
+# (_output/test-matrix) and each binary runs against every version, in its
+# package's directory as go test runs it: go test would link each again per
+# version (go caches compiled packages, not linked test binaries).
+MATRIX_BIN := _output/test-matrix
+MATRIX_STAGES = \
+	"upstream binaries: kube-apiserver $(KUBERNETES_MATRIX)::set -e; for v in $(KUBERNETES_MATRIX); do GO=$(GO) KUBERNETES_VERSION=$(KUBERNETES_VERSION) hack/upstream-binaries.sh envtest \$$v; done" \
+	"go test -c $(MATRIX_PACKAGES)::rm -rf $(MATRIX_BIN) && $(GO) test -c -vet=off -o $(MATRIX_BIN)/ $(MATRIX_PACKAGES)" \
+	$(foreach v,$(KUBERNETES_MATRIX),"go test $(MATRIX_PACKAGES) (Kubernetes $(v))::KUBEBUILDER_ASSETS=$(MESHINIT_CACHE)/kubernetes-$(v)/bin hack/run-test-binaries.sh $(MATRIX_BIN) -test.count=1 -test.timeout=30m -test.skip='$(MATRIX_SKIP)' -- $(MATRIX_PACKAGES)")
+
+# The cluster the end-to-end tests and make demo run on: local (the local
+# single-node cluster, e2e/cluster, brought up as needed) or existing (the one
+# KUBECONFIG names; the images go to MESHINIT_E2E_REGISTRY, which it must be
+# able to pull from, or through the node's containerd socket
+# MESHINIT_E2E_CONTAINERD). Either says what it will create there first.
+CLUSTER ?= local
+export MESHINIT_CLUSTER := $(CLUSTER)
+
+# The e2e packages (e2e/cluster's own test, e2e's tests of the chart) all use
+# the one cluster and each may bring the local one up and take it down, so
+# they run one package at a time (-p 1). On an existing cluster only kubectl
+# is needed here (the envtest set has it); the tests that need the local
+# cluster (and cert-manager) skip.
+E2E_LOCAL_STAGES = \
+	"Debian packages (containerd, runc, CNI plugins)::hack/install-debian-packages.sh --cluster" \
+	"upstream binaries: the cluster's $(KUBERNETES_VERSION)::GO=$(GO) KUBERNETES_VERSION=$(KUBERNETES_VERSION) hack/upstream-binaries.sh cluster" \
+	"cert-manager::GO=$(GO) hack/cert-manager/build.sh"
+E2E_STAGES = $(if $(filter existing,$(CLUSTER)),$(ENVTEST_STAGE),$(E2E_LOCAL_STAGES)) \
+	"go test ./e2e/... (cluster: $(CLUSTER))::KUBEBUILDER_ASSETS=$(KUBERNETES_BIN) $(GO) test -count=1 -vet=off -p 1 -timeout 45m ./e2e/..."
+
+## test: the one command that proves a change (root): installs what it needs (iptables, iproute2; kube-apiserver, etcd, kubectl and kube-controller-manager of KUBERNETES_VERSION, built once into MESHINIT_CACHE), then go vet and every test but the end-to-end ones, against one Kubernetes version; a line per stage and a table at the end. CI (.ci/run) runs it first, then test-matrix and test-e2e.
+test:
+	@$(STAGES) $(TEST_STAGES)
+
+## test-matrix: the envtest packages (MATRIX_PACKAGES) against each older Kubernetes version of KUBERNETES_MATRIX, one after another; CI runs it after make test.
+test-matrix:
+	@$(STAGES) $(MATRIX_STAGES)
+
+## test-e2e: the end-to-end tests on a real cluster (root): the local single-node cluster (its binaries, containerd, cert-manager built first), or with CLUSTER=existing the one KUBECONFIG names; CI runs it after make test-matrix.
+test-e2e:
+	@$(STAGES) $(E2E_STAGES)
+
+## test-release: the release's own tests that need GoReleaser (RELEASE_TESTS; GoReleaser built once into MESHINIT_CACHE, tens of minutes cold); make release runs GoReleaser itself. Not part of CI's run, for that cold build.
+test-release:
+	@$(STAGES) $(RELEASE_STAGES)
+
+## test-timings: where make test's time goes, package by package: compile, link and run, wall and CPU time, with the load (hack/test-timings.sh; TIMINGS_RUN=no builds only). The figures in docs/development.md come from it.
+test-timings:
+	GO=$(GO) hack/test-timings.sh
 
 # The injector make demo installs: webhook (the chart's default) or policy (a MutatingAdmissionPolicy, no webhook).
 INJECTOR ?= webhook
 
-## demo: the first thing to run (root): brings up the local cluster, builds and loads the images, installs the chart and shows, step by step, a pod's traffic going through a proxy and the policy refusing a Deployment; the cluster stays up. INJECTOR=policy shows the API server injecting, with no webhook.
-demo: deps tools-cluster
-	hack/install-debian-packages.sh --cluster
-	GO=$(GO) $(GO) run ./e2e/cmd/demo -injector $(INJECTOR)
+## demo: the first thing to run (root): brings up the local cluster, builds and loads the images, installs the chart and shows, step by step, a pod's traffic going through a proxy and the policy refusing a Deployment; the cluster stays up. INJECTOR=policy shows the API server injecting, with no webhook. CLUSTER=existing runs it on the cluster KUBECONFIG names instead, saying first what it will create there.
+demo: deps $(if $(filter existing,$(CLUSTER)),tools-envtest,tools-cluster)
+	$(if $(filter existing,$(CLUSTER)),,hack/install-debian-packages.sh --cluster)
+	MESHINIT_CLUSTER=$(CLUSTER) GO=$(GO) $(GO) run ./e2e/cmd/demo -injector $(INJECTOR)
 
 ## demo-down: take down the cluster make demo left up (everything it started, its state, its rules).
 demo-down: cluster-down
@@ -80,9 +169,7 @@ fuzz:
 
 .PHONY: tools-envtest tools-cluster tools-matrix tools-cert-manager
 
-## tools-envtest: kube-apiserver, kubectl, etcd for envtest, built once per version into the cache.
-# make test asks for tools-cluster, a superset: one go build for all seven binaries
-# overlaps their compiling and linking, two builds (three, then four) would not.
+## tools-envtest: kube-apiserver, kubectl, etcd for envtest, built once per version into the cache; make test builds them.
 tools-envtest:
 	GO=$(GO) KUBERNETES_VERSION=$(KUBERNETES_VERSION) hack/upstream-binaries.sh envtest
 
@@ -102,6 +189,12 @@ tools-matrix:
 # Cold: 2.3 min, 3.3 CPU min, at load 4-6; warm: a link of seconds (it always builds).
 tools-cert-manager:
 	GO=$(GO) hack/cert-manager/build.sh
+
+.PHONY: tools-goreleaser
+## tools-goreleaser: GoReleaser (hack/goreleaser, the version its go.mod pins; MIT) for make release and internal/release's test.
+# Cold: 49 min at load ~19 on 2 shared cores (it links every publisher's SDK); warm: prints its path.
+tools-goreleaser:
+	GO=$(GO) hack/goreleaser/build.sh
 
 .PHONY: tools-istio
 # Timed runs of each tool in bench-redirect (the issue asks for at least 20).
@@ -142,17 +235,24 @@ PUSH ?=
 images:
 	$(GO) run ./hack/images -arch $(ARCHS) $(if $(VERSION),-version $(VERSION)) $(if $(PUSH),-push $(PUSH))
 
+## release: a versioned release (VERSION=x.y.z REGISTRY=host[:port]/path required): images for ARCHS pushed by digest, the chart with those digests pinned pushed to oci://$(REGISTRY)/charts/meshinit, and GoReleaser's kubectl plugin archives (linux/darwin amd64/arm64), checksums, krew manifest and changelog in _output/release (hack/release).
+release:
+	@test -n "$(VERSION)" -a -n "$(REGISTRY)" || { echo "make release VERSION=x.y.z REGISTRY=host[:port]/path"; exit 2; }
+	$(GO) run ./hack/release -version $(VERSION) -registry $(REGISTRY) -arch $(ARCHS)
+
 ## plugin: kubectl-meshinit (`kubectl meshinit`: check, pods, audit, explain) for this machine in _output/bin, built as the images' programs are (static, -trimpath, stripped, its version stamped; VERSION defaults to the chart's appVersion); put it on PATH.
 plugin:
 	$(GO) run ./hack/images -plugin _output/bin/kubectl-meshinit $(if $(VERSION),-version $(VERSION))
 
 .PHONY: generate
 
-## generate: api/'s deepcopy code and the RedirectPolicy CRD (charts/meshinit/crds/), by the controller-gen pinned in hack/controller-gen/go.mod; and what is written from redirect's settings table: the chart's webhook.inject.redirect schema and defaults helper, the README's flag and annotation tables.
-# api/v1alpha1's and redirect's TestGeneratedFilesAreCurrent fail when they are out of date.
+## generate: api/'s deepcopy code and the RedirectPolicy CRD (charts/meshinit/crds/), by the controller-gen pinned in hack/controller-gen/go.mod; what is written from redirect's settings table (the chart's webhook.inject.redirect schema and defaults helper, docs/configuration.md's settings table); then the references written from the chart (docs/configuration.md's chart values, docs/redirectpolicy-reference.md from the CRD).
+# api/v1alpha1's, redirect's and hack/docs's TestGeneratedFilesAreCurrent fail when they are out of date.
+# One after another: hack/docs reads the values schema redirect writes.
 generate:
 	GO=$(GO) hack/controller-gen/generate.sh
 	$(GO) test -count=1 -run '^TestGeneratedFilesAreCurrent$$' ./redirect/ -update
+	$(GO) test -count=1 -run '^TestGeneratedFilesAreCurrent$$' ./hack/docs/ -update
 
 .PHONY: cluster-up cluster-down
 
@@ -170,7 +270,7 @@ bench-e2e: deps tools-cluster
 	hack/install-debian-packages.sh --cluster
 	$(GO) test -count=1 -run '^$$' -bench BenchmarkPodStartup -benchtime 1x -timeout 30m ./e2e/
 
-## bench-injection: what injection adds to a pod create in the API server on the local cluster: server-side dry-run creates at 30/s, in turn into a namespace not opted in, one the webhook injects and one the policy injector (injector: policy) injects; p50 and p99 and their differences; MESHINIT_BENCH_CREATES (default 600) per namespace.
+## bench-injection: what meshinit adds to a pod create in the API server on the local cluster, against the floor (the same cluster with no meshinit admission object bound): server-side dry-run creates at 30/s, phases floor, not governed, webhook, policy, MESHINIT_BENCH_CREATES (default 300) each, MESHINIT_BENCH_ROUNDS (default 3) rounds; p50 and p99 over rounds, the kube-apiserver's CPU per create; MESHINIT_BENCH_PROFILE=<dir> writes a CPU profile of the policy phase.
 bench-injection: deps tools-cluster
 	hack/install-debian-packages.sh --cluster
 	$(GO) test -count=1 -run '^$$' -bench BenchmarkInjection -benchtime 1x -timeout 30m ./e2e/

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package certs
 
 import (
@@ -60,6 +76,7 @@ func TestCertManagerStartupCheck(t *testing.T) {
 	opts := func() Options {
 		o := in.options(t, "a")
 		o.Mode, o.CertificateName, o.StartupTimeout = ModeCertManager, in.name+"-webhook", time.Second
+		o.SecretName, o.CASecretName, o.LegacySecretName = in.name+"-webhook-tls", "", "" // the chart's in cert-manager mode
 		return o
 	}
 	prefix := fmt.Sprintf("cert-manager certificate %s/%s-webhook (secret %s/%s-webhook-tls): ", in.name, in.name, in.name, in.name)

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package certs
 
 import (
@@ -13,6 +29,7 @@ import (
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -83,6 +100,11 @@ func decode(t *testing.T, o *unstructured.Unstructured, into any) {
 	}
 }
 
+// TestChartSelfManagedRBAC: in self-managed mode the webhook may read and
+// update its two Secrets, which the chart creates empty, by name, read and
+// delete the one Secret of the previous layout by name, and create none
+// (it could mint a ServiceAccount token with create); and keep the caBundle
+// of its own MutatingWebhookConfiguration.
 func TestChartSelfManagedRBAC(t *testing.T) {
 	objs := certsObjects(t, map[string]any{})
 	var role rbacv1.Role
@@ -90,8 +112,15 @@ func TestChartSelfManagedRBAC(t *testing.T) {
 	decode(t, objs["Role/meshinit-webhook-certs"], &role)
 	decode(t, objs["ClusterRole/meshinit-webhook-certs"], &clusterRole)
 	wantRole := []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"meshinit-webhook-tls"}, Verbs: []string{"get", "list", "watch", "update"}},
-		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"meshinit-webhook-serving", "meshinit-webhook-signer"}, Verbs: []string{"get", "list", "watch", "update"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"meshinit-webhook-tls"}, Verbs: []string{"get", "delete"}},
+	}
+	for _, name := range []string{"meshinit-webhook-serving", "meshinit-webhook-signer"} {
+		var s corev1.Secret
+		decode(t, objs["Secret/"+name], &s)
+		if s.Namespace != namespace || s.Type != corev1.SecretTypeOpaque || len(s.Data) != 0 || len(s.StringData) != 0 {
+			t.Errorf("Secret %s in %q of type %q with %d keys; want an empty Opaque Secret in %q (helm upgrade resets rendered keys)", name, s.Namespace, s.Type, len(s.Data)+len(s.StringData), namespace)
+		}
 	}
 	if !rulesEqual(role.Rules, wantRole) || role.Namespace != namespace {
 		t.Errorf("Role in %q: %+v\nwant in %q: %+v", role.Namespace, role.Rules, namespace, wantRole)
@@ -108,8 +137,8 @@ func TestChartSelfManagedRBAC(t *testing.T) {
 			t.Errorf("%s binds %+v to %+v, want %+v", k, b.RoleRef, b.Subjects, want)
 		}
 	}
-	if len(objs) != 6 {
-		t.Errorf("self-managed mode renders %d certs objects, want 6 (RBAC, caBundle policy): %v", len(objs), keys(objs))
+	if len(objs) != 8 {
+		t.Errorf("self-managed mode renders %d certs objects, want 8 (two Secrets, RBAC, caBundle policy): %v", len(objs), keys(objs))
 	}
 }
 
@@ -242,9 +271,11 @@ func TestChartArgs(t *testing.T) {
 		values map[string]any
 		want   Options
 	}{
-		{nil, Options{Mode: ModeSelfManaged, SecretName: "meshinit-webhook-tls", ServiceName: "meshinit-webhook", ServiceNamespace: namespace, WebhookConfigName: "meshinit"}},
+		{nil, Options{Mode: ModeSelfManaged, SecretName: "meshinit-webhook-serving", CASecretName: "meshinit-webhook-signer", LegacySecretName: "meshinit-webhook-tls",
+			ServiceName: "meshinit-webhook", ServiceNamespace: namespace, WebhookConfigName: "meshinit"}},
 		{map[string]any{"certs": map[string]any{"selfManaged": map[string]any{"caValidity": "1000h", "validity": "100h", "propagationDelay": "2m"}, "secretName": "tls"}},
-			Options{Mode: ModeSelfManaged, SecretName: "tls", ServiceName: "meshinit-webhook", ServiceNamespace: namespace, WebhookConfigName: "meshinit", CAValidity: 1000 * time.Hour, ServingValidity: 100 * time.Hour, PropagationDelay: 2 * time.Minute}},
+			Options{Mode: ModeSelfManaged, SecretName: "meshinit-webhook-serving", CASecretName: "meshinit-webhook-signer", LegacySecretName: "tls",
+				ServiceName: "meshinit-webhook", ServiceNamespace: namespace, WebhookConfigName: "meshinit", CAValidity: 1000 * time.Hour, ServingValidity: 100 * time.Hour, PropagationDelay: 2 * time.Minute}},
 		{certManagerValues, Options{Mode: ModeCertManager, SecretName: "meshinit-webhook-tls", ServiceNamespace: namespace, CertificateName: "meshinit-webhook"}},
 		{existingSecretValues, Options{Mode: ModeFiles}},
 	} {

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package certs
 
 import (
@@ -60,7 +76,7 @@ func newInstall(t *testing.T, name string, values map[string]any) *install {
 		t.Fatal(err)
 	}
 	for _, o := range renderCerts(t, name, name, values) {
-		if g := o.GroupVersionKind().Group; g != rbacv1.GroupName && g != admissionregistrationv1.GroupName {
+		if g := o.GroupVersionKind().Group; g != rbacv1.GroupName && g != admissionregistrationv1.GroupName && o.GetKind() != "Secret" {
 			continue // cert-manager's objects: the tests install its CRDs later, if at all
 		}
 		if err := admin.Create(ctx, o); err != nil {
@@ -96,7 +112,9 @@ func webhookConfig(t *testing.T, name string) *admissionregistrationv1.MutatingW
 // options are a replica's options as the chart's args give them.
 func (r *install) options(t *testing.T, replica string) Options {
 	return Options{
-		SecretName:        r.name + "-webhook-tls",
+		SecretName:        r.name + "-webhook-serving",
+		CASecretName:      r.name + "-webhook-signer",
+		LegacySecretName:  r.name + "-webhook-tls",
 		ServiceName:       r.name + "-webhook",
 		ServiceNamespace:  r.name,
 		WebhookConfigName: r.name,
@@ -136,10 +154,16 @@ func startReplicas(t *testing.T, providers ...*Provider) {
 	}
 }
 
-func (r *install) secret(t *testing.T) *corev1.Secret {
+// secret is the serving Secret (tls.crt, tls.key and ca.crt).
+func (r *install) secret(t *testing.T) *corev1.Secret { return r.get(t, r.name+"-webhook-serving") }
+
+// caSecret is the CA's Secret (ca.crt, ca.key).
+func (r *install) caSecret(t *testing.T) *corev1.Secret { return r.get(t, r.name+"-webhook-signer") }
+
+func (r *install) get(t *testing.T, name string) *corev1.Secret {
 	t.Helper()
 	var s corev1.Secret
-	if err := r.admin.Get(context.Background(), client.ObjectKey{Namespace: r.name, Name: r.name + "-webhook-tls"}, &s); err != nil {
+	if err := r.admin.Get(context.Background(), client.ObjectKey{Namespace: r.name, Name: name}, &s); err != nil {
 		t.Fatal(err)
 	}
 	return &s

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package certs
 
 import (
@@ -10,6 +26,8 @@ const (
 	flagMode             = "cert-mode"
 	flagCertDir          = "cert-dir"
 	flagSecret           = "cert-secret"
+	flagCASecret         = "cert-ca-secret"
+	flagLegacySecret     = "cert-legacy-secret"
 	flagServiceName      = "service-name"
 	flagServiceNamespace = "service-namespace"
 	flagWebhookConfig    = "webhook-config-name"
@@ -29,7 +47,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.Func(flagMode, fmt.Sprintf("where the serving certificate comes from: %s, %s or %s (default %s)", ModeSelfManaged, ModeCertManager, ModeFiles, d.Mode),
 		func(s string) error { o.Mode = Mode(s); return nil })
 	fs.StringVar(&o.CertDir, flagCertDir, d.CertDir, "directory of tls.crt and tls.key (written in self-managed mode)")
-	fs.StringVar(&o.SecretName, flagSecret, "", "Secret of the certificates: shared by replicas (self-managed) or the Certificate's (cert-manager)")
+	fs.StringVar(&o.SecretName, flagSecret, "", "Secret of the serving certificate: shared by replicas (self-managed) or the Certificate's (cert-manager)")
+	fs.StringVar(&o.CASecretName, flagCASecret, "", "Secret of the CA key and certificates (self-managed)")
+	fs.StringVar(&o.LegacySecretName, flagLegacySecret, "", "the one Secret of the previous layout, whose certificates are moved into the two and which is then deleted (self-managed; empty: none)")
 	fs.StringVar(&o.ServiceName, flagServiceName, "", "the webhook's Service; the serving certificate is valid for its DNS names")
 	fs.StringVar(&o.ServiceNamespace, flagServiceNamespace, "", "namespace of the Service, the Secret and the Certificate")
 	fs.StringVar(&o.WebhookConfigName, flagWebhookConfig, "", "MutatingWebhookConfiguration whose caBundle self-managed mode keeps (empty: none)")

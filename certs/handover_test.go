@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package certs
 
 import (
@@ -14,7 +30,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
@@ -123,10 +138,11 @@ func commonNames(cs []*x509.Certificate) []string {
 }
 
 // TestReconcileSecretReplaced walks one replica's reconcile through the
-// Secret being deleted, with a fake clock: the re-created Secret's
-// certificate is served only once its CA has been in the caBundle (of every
-// webhook) for the propagation delay, never while patching the caBundle
-// fails; the old CA stays in the caBundle until it retires.
+// Secrets being deleted (the replica keeps serving its certificate, and
+// creates none) and re-created empty by helm upgrade, with a fake clock:
+// the new certificate is served only once its CA has been in the caBundle
+// (of every webhook) for the propagation delay, never while patching the
+// caBundle fails; the old CA stays in the caBundle until it retires.
 func TestReconcileSecretReplaced(t *testing.T) {
 	ctx := context.Background()
 	clk := clocktesting.NewFakePassiveClock(t0)
@@ -134,7 +150,7 @@ func TestReconcileSecretReplaced(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "meshinit"},
 		Webhooks:   []admissionregistrationv1.MutatingWebhook{{Name: "a"}, {Name: "b"}},
 	}
-	store := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cfg).Build()
+	store := chartSecrets(cfg)
 	patchFails := false
 	r := replica(interceptor.NewClient(store, interceptor.Funcs{
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
@@ -180,8 +196,19 @@ func TestReconcileSecretReplaced(t *testing.T) {
 		t.Fatalf("installed: caBundle of %d CAs does not hold the served certificate's", len(b))
 	}
 
-	if err := store.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secretKey.Namespace, Name: secretKey.Name}}); err != nil {
-		t.Fatal(err)
+	for _, k := range []client.ObjectKey{secretKey, caSecretKey} {
+		if err := store.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(time.Minute, "secret ns/webhook-signer not found: the chart creates it")
+	if !served().Equal(old) || len(bundle()) != 1 {
+		t.Fatal("with the Secrets gone, the served certificate or the caBundle changed")
+	}
+	for _, k := range []client.ObjectKey{secretKey, caSecretKey} {
+		if err := store.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}, Type: corev1.SecretTypeOpaque}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	patchFails = true
 	step(time.Minute, "the API server is away")

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package certs
 
 import (
@@ -41,10 +57,22 @@ type Options struct {
 	// default, <os.TempDir()>/k8s-webhook-server/serving-certs.
 	CertDir string
 
-	// SecretName is the Secret holding the certificates: the shared Secret
-	// in self-managed mode, the Certificate's spec.secretName in cert-manager
-	// mode. Required in both; unused in files mode.
+	// SecretName is the Secret holding the serving certificate: in
+	// self-managed mode the one all replicas share (with a copy of the CA
+	// certificates, not the CA key: see CASecretName), in cert-manager mode
+	// the Certificate's spec.secretName. Required in both; unused in files
+	// mode. Self-managed mode only reads and updates it: it must exist.
 	SecretName string
+
+	// CASecretName is self-managed mode's Secret of the CA: its key and
+	// the CA certificates to trust. Required there; it must exist.
+	CASecretName string
+
+	// LegacySecretName, in self-managed mode, is the one Secret a release
+	// from before CASecretName kept everything in: while the two Secrets
+	// are empty, its certificates are moved into them, and it is deleted.
+	// Default "": none.
+	LegacySecretName string
 
 	// ServiceName and ServiceNamespace name the webhook's Service; the
 	// serving certificate is valid for its DNS names (see DNSNames). The
@@ -153,8 +181,16 @@ func (o *Options) validate() error {
 	case ModeSelfManaged:
 		errs = append(errs,
 			required(flagSecret, o.SecretName),
+			required(flagCASecret, o.CASecretName),
 			required(flagServiceName, o.ServiceName),
 			required(flagServiceNamespace, o.ServiceNamespace))
+		if o.LegacySecretName != "" {
+			errs = append(errs, required(flagLegacySecret, o.LegacySecretName))
+		}
+		if o.SecretName != "" && (o.CASecretName == o.SecretName || o.LegacySecretName == o.SecretName || o.LegacySecretName == o.CASecretName) {
+			errs = append(errs, fmt.Errorf("--%s=%q, --%s=%q and --%s=%q must be three different Secrets",
+				flagSecret, o.SecretName, flagCASecret, o.CASecretName, flagLegacySecret, o.LegacySecretName))
+		}
 		if o.WebhookConfigName != "" {
 			errs = append(errs, required(flagWebhookConfig, o.WebhookConfigName))
 		}

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package certs
 
 import (
@@ -28,8 +44,11 @@ import (
 // certificate loops and controller-runtime's webhook server on their cert
 // dirs) behind a round-robin TCP balancer, as a Service spreads connections,
 // with the chart's MutatingWebhookConfiguration (failurePolicy Fail) sent to
-// it. Pods are created without pause while the shared Secret is deleted
-// three times: every create must be reviewed and admitted. Each review is
+// it. Pods are created without pause while the two Secrets are deleted
+// three times (the webhook, which may not create Secrets, keeps serving
+// what it has), and a second later re-created empty as helm upgrade does
+// (the replicas issue a new CA and switch to it once it has propagated):
+// every create must be reviewed and admitted. Each review is
 // answered with Connection: close, so every one is a new TLS handshake the
 // API server verifies against the caBundle it holds at that moment.
 func TestSelfManagedSecretDeletedWhilePodsAreCreated(t *testing.T) {
@@ -75,6 +94,7 @@ func TestSelfManagedSecretDeletedWhilePodsAreCreated(t *testing.T) {
 	}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	testkit.WaitForServiceAccount(t, admin, ns)
 	create := func(name string) error {
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -111,9 +131,18 @@ func TestSelfManagedSecretDeletedWhilePodsAreCreated(t *testing.T) {
 	bundleSizes := map[string]bool{}
 	for round := range 3 {
 		time.Sleep(2 * time.Second)
-		old := in.secret(t)
-		if err := secrets.Delete(ctx, old.Name, metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
+		old, oldCA := in.secret(t), in.caSecret(t)
+		for _, s := range []*corev1.Secret{old, oldCA} {
+			if err := secrets.Delete(ctx, s.Name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(time.Second)
+		for _, s := range []*corev1.Secret{old, oldCA} {
+			chart := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: s.Name, Labels: s.Labels}, Type: s.Type}
+			if _, err := secrets.Create(ctx, chart, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		// Until the replicas serve a certificate of the new Secret and the
 		// caBundle is down to its CA again.
@@ -123,6 +152,8 @@ func TestSelfManagedSecretDeletedWhilePodsAreCreated(t *testing.T) {
 				return err
 			} else if s.UID == old.UID {
 				return errors.New("the Secret is not re-created yet")
+			} else if len(s.Data[keyTLSCert]) == 0 {
+				return errors.New("the re-created Secret is not filled yet")
 			}
 			bundle, err := ParseCertsPEM([]byte(caBundles(in.webhookConfig(t))[0]))
 			if err != nil {
@@ -144,7 +175,7 @@ func TestSelfManagedSecretDeletedWhilePodsAreCreated(t *testing.T) {
 	close(stop)
 	workers.Wait()
 
-	t.Logf("%d pod creates while the Secret was deleted 3 times, %d failed; replicas reviewed %d and %d; caBundle sizes seen %v",
+	t.Logf("%d pod creates while the Secrets were deleted and re-created 3 times, %d failed; replicas reviewed %d and %d; caBundle sizes seen %v",
 		creates.Load(), failures.Load(), reviews[0].Load(), reviews[1].Load(), keys(bundleSizes))
 	if failures.Load() > 0 {
 		t.Errorf("%d of %d pod creates failed (first: %v)", failures.Load(), creates.Load(), firstFailure.Load())

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package certs
 
 import (
@@ -23,6 +39,8 @@ type selfManaged struct {
 	// seen: when this replica first saw each published CA. Only reconcile
 	// uses it, and reconciles never overlap.
 	seen sightings
+	// legacyGone: the Secret of the previous layout is known to be gone.
+	legacyGone bool
 }
 
 // setup does one round and succeeds once the cert dir is usable; a caBundle
@@ -45,9 +63,11 @@ func (m *selfManaged) run(ctx context.Context) error {
 	changed := make(chan struct{}, 1)
 	var watches sync.WaitGroup
 	defer watches.Wait()
-	watches.Go(func() {
-		m.watch(ctx, &corev1.SecretList{}, client.InNamespace(m.opts.ServiceNamespace), m.opts.SecretName, changed)
-	})
+	for _, name := range []string{m.opts.SecretName, m.opts.CASecretName} {
+		watches.Go(func() {
+			m.watch(ctx, &corev1.SecretList{}, client.InNamespace(m.opts.ServiceNamespace), name, changed)
+		})
+	}
 	if m.opts.WebhookConfigName != "" {
 		watches.Go(func() {
 			m.watch(ctx, &admissionregistrationv1.MutatingWebhookConfigurationList{}, nil, m.opts.WebhookConfigName, changed)

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package certs
 
 import (
@@ -13,6 +29,10 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/meshinit/meshinit/internal/testkit"
@@ -66,7 +86,7 @@ func TestSelfManagedReplicasShareOneSecret(t *testing.T) {
 	})
 
 	t.Run("a Secret updated elsewhere reaches both cert dirs", func(t *testing.T) {
-		s := parseStored(secret.Data)
+		s := parseStored(joined(in.caSecret(t), secret))
 		renewed, err := newServing(s.signer, DNSNames(in.name+"-webhook", in.name), nil, time.Now(), time.Hour)
 		if err != nil {
 			t.Fatal(err)
@@ -229,4 +249,64 @@ func call(url, serverName string, roots *x509.CertPool) (*x509.Certificate, erro
 		return nil, errors.New(resp.Status)
 	}
 	return resp.TLS.PeerCertificates[0], nil
+}
+
+// TestSelfManagedMovesThePreviousLayout: a release upgraded from the one
+// Secret of before (its CA already in the caBundle, served by the old
+// replicas) to the chart's two: replicas with the chart's RBAC move the CA
+// and serving certificate, unchanged, into the two, serve that same
+// certificate, leave the caBundle as it was, and delete the old Secret, so
+// the CA key is kept in one Secret only and never in the serving one.
+func TestSelfManagedMovesThePreviousLayout(t *testing.T) {
+	in := newInstall(t, "meshinit-upgrade", map[string]any{})
+	ctx := context.Background()
+	now := time.Now()
+	names := DNSNames(in.name+"-webhook", in.name)
+	none := parseStored(nil)
+	old, err := issue(none, decide(none, policy{now: now, dnsNames: names, published: publishedAll}), now, names, 24*time.Hour, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: in.name, Name: in.name + "-webhook-tls"}, Type: corev1.SecretTypeTLS, Data: old}
+	if err := in.admin.Create(ctx, legacy); err != nil {
+		t.Fatal(err)
+	}
+	cfg := in.webhookConfig(t)
+	setCABundle(cfg, old[keyCACert])
+	if err := in.admin.Update(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+
+	var providers []*Provider
+	for _, name := range []string{"a", "b"} {
+		p, err := New(in.asWebhook, in.options(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		providers = append(providers, p)
+	}
+	startReplicas(t, providers...)
+
+	for i, p := range providers {
+		if got := readFile(t, filepath.Join(p.CertDir(), keyTLSCert)); got != string(old[keyTLSCert]) {
+			t.Errorf("replica %d serves another certificate than the previous layout's", i)
+		}
+	}
+	ca, serving := in.caSecret(t), in.secret(t)
+	if !sameData(joined(ca, serving), old) {
+		t.Error("the two Secrets do not hold the previous layout's certificates")
+	}
+	if _, ok := serving.Data[keyCAKey]; ok {
+		t.Error("the serving Secret holds the CA key")
+	}
+	if err := caBundleIs(in.webhookConfig(t), string(old[keyCACert])); err != nil {
+		t.Error(err)
+	}
+	testkit.Eventually(t, 10*time.Second, "the previous layout's Secret is deleted", func() error {
+		var s corev1.Secret
+		if err := in.admin.Get(ctx, client.ObjectKeyFromObject(legacy), &s); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("get: %v", err)
+		}
+		return nil
+	})
 }

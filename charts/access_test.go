@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package charts_test
 
 import (
@@ -81,7 +97,7 @@ func TestWebhookNetworkPolicy(t *testing.T) {
 // TestWebhookClientAuth: webhook.clientAuth mounts the CA bundle's
 // ConfigMap or Secret and passes flags the webhook parses into the file's
 // path and the allowed names; off by default; a CA bundle that is neither
-// or both is refused.
+// or both is refused, and so (by the schema) is enabled without names.
 func TestWebhookClientAuth(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -92,8 +108,8 @@ func TestWebhookClientAuth(t *testing.T) {
 		volume     func(corev1.VolumeSource) string
 	}{
 		{"off", nil, "", nil, "", nil},
-		{"a ConfigMap", map[string]any{"enabled": true, "caBundle": map[string]any{"configMap": "apiserver-client-ca"}},
-			"/etc/meshinit/client-ca/ca.crt", nil, "apiserver-client-ca",
+		{"a ConfigMap", map[string]any{"enabled": true, "caBundle": map[string]any{"configMap": "apiserver-client-ca"}, "allowedNames": []any{"kube-apiserver"}},
+			"/etc/meshinit/client-ca/ca.crt", []string{"kube-apiserver"}, "apiserver-client-ca",
 			func(v corev1.VolumeSource) string { return v.ConfigMap.Name }},
 		{"a Secret's key, names", map[string]any{"enabled": true, "caBundle": map[string]any{"secret": "front-proxy", "key": "client-ca.pem"}, "allowedNames": []any{"kube-apiserver", "apiserver.example"}},
 			"/etc/meshinit/client-ca/client-ca.pem", []string{"kube-apiserver", "apiserver.example"}, "front-proxy",
@@ -146,7 +162,7 @@ func TestWebhookClientAuth(t *testing.T) {
 		})
 	}
 	for _, caBundle := range []map[string]any{{}, {"configMap": "a", "secret": "b"}} {
-		_, err := charts.Render(charts.Options{Values: map[string]any{"webhook": map[string]any{"clientAuth": map[string]any{"enabled": true, "caBundle": caBundle}}}})
+		_, err := charts.Render(charts.Options{Values: map[string]any{"webhook": map[string]any{"clientAuth": map[string]any{"enabled": true, "caBundle": caBundle, "allowedNames": []any{"kube-apiserver"}}}}})
 		if err == nil || !strings.Contains(err.Error(), "exactly one of webhook.clientAuth.caBundle.configMap and webhook.clientAuth.caBundle.secret") {
 			t.Errorf("caBundle %v: got %v, want the render refused naming both values", caBundle, err)
 		}
@@ -164,6 +180,8 @@ func TestAccessSchema(t *testing.T) {
 		{"peer of an unknown kind", map[string]any{"webhook": map[string]any{"networkPolicy": map[string]any{"webhookFrom": []any{map[string]any{"cidr": "10.0.0.0/8"}}}}}, "/webhook/networkPolicy/webhookFrom/0"},
 		{"ipBlock without cidr", map[string]any{"webhook": map[string]any{"networkPolicy": map[string]any{"metricsFrom": []any{map[string]any{"ipBlock": map[string]any{}}}}}}, "/webhook/networkPolicy/metricsFrom/0/ipBlock"},
 		{"clientAuth CA key with a slash", map[string]any{"webhook": map[string]any{"clientAuth": map[string]any{"caBundle": map[string]any{"key": "../ca.crt"}}}}, "/webhook/clientAuth/caBundle/key"},
+		{"clientAuth enabled without allowedNames", map[string]any{"webhook": map[string]any{"clientAuth": map[string]any{"enabled": true, "caBundle": map[string]any{"configMap": "ca"}}}}, "/webhook/clientAuth"},
+		{"clientAuth enabled with no allowedNames", map[string]any{"webhook": map[string]any{"clientAuth": map[string]any{"enabled": true, "caBundle": map[string]any{"configMap": "ca"}, "allowedNames": []any{}}}}, "/webhook/clientAuth/allowedNames"},
 		{"allowed name with a comma", map[string]any{"webhook": map[string]any{"clientAuth": map[string]any{"allowedNames": []any{"a,b"}}}}, "/webhook/clientAuth/allowedNames/0"},
 		{"cainjector name", map[string]any{"certs": map[string]any{"certManagerCAInjector": map[string]any{"name": "Cert_Manager"}}}, "/certs/certManagerCAInjector/name"},
 	} {

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package charts_test
 
 import (
@@ -67,7 +83,13 @@ func TestForgedContainersReplaced(t *testing.T) {
 			if err := c.createDryRun(ns, p); err != nil {
 				t.Fatalf("refused: %v", err)
 			}
-			if got, want := p.Spec.InitContainers[0], without.Spec.InitContainers[0]; !equality.Semantic.DeepEqual(got, want) {
+			want := without.Spec.InitContainers[0]
+			if at := containerAt(tc.pod); at >= 0 && defaultPullPolicy(tc.pod.Spec.InitContainers[at]) == corev1.PullAlways {
+				// Kept as the webhook keeps it: AlwaysPullImages would refuse
+				// a pod whose container lost it.
+				want.ImagePullPolicy = corev1.PullAlways
+			}
+			if got := p.Spec.InitContainers[0]; !equality.Semantic.DeepEqual(got, want) {
 				t.Errorf("first init container %+v\nwant meshinit's %+v", got, want)
 			}
 			if got, want := names(p.Spec.InitContainers), names(without.Spec.InitContainers); !slices.Equal(got, want) {
@@ -75,6 +97,27 @@ func TestForgedContainersReplaced(t *testing.T) {
 			}
 		})
 	}
+}
+
+// containerAt is the index of the pod's meshinit-redirect init container.
+func containerAt(p *corev1.Pod) int {
+	return slices.IndexFunc(p.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == initContainerName })
+}
+
+// defaultPullPolicy is the imagePullPolicy the API server gives c: its own,
+// or Always for an image without a tag or tagged latest (and no digest).
+func defaultPullPolicy(c corev1.Container) corev1.PullPolicy {
+	if c.ImagePullPolicy != "" {
+		return c.ImagePullPolicy
+	}
+	ref := c.Image[strings.LastIndex(c.Image, "/")+1:]
+	if strings.Contains(ref, "@") {
+		return corev1.PullIfNotPresent
+	}
+	if i := strings.LastIndex(ref, ":"); i < 0 || ref[i+1:] == "latest" {
+		return corev1.PullAlways
+	}
+	return corev1.PullIfNotPresent
 }
 
 // otherInits are the pod's init containers but meshinit-redirect.

@@ -1,53 +1,61 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package charts_test
 
 import (
-	"bufio"
-	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/meshinit/meshinit/internal/testkit"
 )
 
-// TestPolicyInjectorEvaluations counts, on a real API server with the
-// ServiceAccount admission plugin on (as in a cluster; envtest turns it
-// off), how often one pod create evaluates the mutating policy and how
-// often the API server runs its mutating admission chain.
+// TestPolicyInjectorEvaluations counts, on a real API server with its
+// default admission plugins (ServiceAccount included), how often one pod
+// create evaluates the mutating policy and how often the API server runs its
+// mutating admission chain.
 //
 // The API server runs the chain a second time after any mutating policy was
-// evaluated, and re-evaluates every policy with reinvocationPolicy IfNeeded
-// that it evaluated (k8s.io/apiserver plugin/policy/mutating/dispatcher.go:
-// each evaluation marks the object dirty, whatever the patch). A pod the
-// policy injects is evaluated twice, and must be: in the second round the
-// ServiceAccount plugin mounts the API token into every container without
-// one, meshinit-redirect included, and the policy's second evaluation takes
-// that back out, as the webhook's reinvocation does. A pod it leaves alone
-// must cost neither: the bindings (the webhook's selectors) and the
-// matchCondition keep the policy from being evaluated at all.
+// evaluated, and in that round re-evaluates every policy with
+// reinvocationPolicy IfNeeded that it evaluated (k8s.io/apiserver
+// plugin/policy/mutating/dispatcher.go: each evaluation marks the object
+// dirty, whatever the patch). The policy's match condition not-injected
+// skips a pod that carries exactly what the policy gives it, so an injected
+// pod without traffic annotations is evaluated once; one with them (whose
+// container the match condition cannot judge without the evaluation) twice.
+// meshinit-redirect brings its own mount at the token path, so the
+// ServiceAccount plugin never gives it a token in either round. A pod the
+// policy leaves alone costs no evaluation: the bindings (the webhook's
+// selectors) and the pod-network match condition keep the policy from being
+// evaluated at all.
 func TestPolicyInjectorEvaluations(t *testing.T) {
-	server := testkit.StartAPIServer(t, testkit.Options{Flags: []string{"disable-admission-plugins="}})
+	server := testkit.StartAPIServer(t, testkit.Options{})
 	if !policyInjectorServed(t, server) {
 		return
 	}
 	admin := kubernetes.NewForConfigOrDie(server.Config)
-	ctx := context.Background()
 	for _, ns := range []*corev1.Namespace{namespace(releaseNamespace), namespace("app", namespaceLabel, "enabled"), namespace("plain")} {
-		name := ns.Name
-		if _, err := admin.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		// No controller-manager creates it; the ServiceAccount plugin needs it.
-		if _, err := admin.CoreV1().ServiceAccounts(name).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		testkit.Namespace(t, server.Config, ns)
 	}
 	cl, err := client.New(server.Config, client.Options{})
 	if err != nil {
@@ -76,8 +84,9 @@ func TestPolicyInjectorEvaluations(t *testing.T) {
 		{"not opted in", "plain", pod("p"), 0, 1},
 		{"opted out by label", "app", pod("p", labels(podLabel, "false")), 0, 1},
 		{"host network", "app", pod("p", func(p *corev1.Pod) { p.Spec.HostNetwork = true }), 0, 1},
-		{"opted in by namespace", "app", pod("p"), 2, 2},
-		{"opted in by label", "plain", pod("p", labels(podLabel, "true")), 2, 2},
+		{"opted in by namespace", "app", pod("p"), 1, 2},
+		{"opted in by label", "plain", pod("p", labels(podLabel, "true")), 1, 2},
+		{"with a traffic annotation", "app", pod("p", annotations(excludeInbound, "8080")), 2, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			evaluations, rounds := admissionCounts(t, admin)
@@ -95,8 +104,8 @@ func TestPolicyInjectorEvaluations(t *testing.T) {
 			if injected := len(p.Spec.InitContainers) > 0; injected != (tc.evaluations > 0) {
 				t.Fatalf("injected %v", injected)
 			}
-			if tc.evaluations > 0 && len(p.Spec.InitContainers[0].VolumeMounts) > 0 {
-				t.Errorf("%s mounts %v", initContainerName, p.Spec.InitContainers[0].VolumeMounts)
+			if tc.evaluations > 0 {
+				assertTokenless(t, p)
 			}
 		})
 	}
@@ -107,26 +116,32 @@ func TestPolicyInjectorEvaluations(t *testing.T) {
 // ServiceAccount plugin's mutation, one a round of the mutating chain.
 func admissionCounts(t *testing.T, admin *kubernetes.Clientset) (evaluations, rounds float64) {
 	t.Helper()
-	raw, err := admin.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	return testkit.MetricSum(t, admin, "apiserver_mutating_admission_policy_check_duration_seconds_count", `policy="`+injectName+`"`),
+		testkit.MetricSum(t, admin, "apiserver_admission_controller_admission_duration_seconds_count",
+			`name="ServiceAccount"`, `operation="CREATE"`, `type="admit"`)
+}
+
+// assertTokenless fails t unless p's first init container is
+// meshinit-redirect, mounting only its own empty directory at the token path
+// (no API token), and that directory is the pod's empty volume of that name.
+func assertTokenless(t *testing.T, p *corev1.Pod) {
+	t.Helper()
+	if len(p.Spec.InitContainers) == 0 || p.Spec.InitContainers[0].Name != initContainerName {
+		t.Fatalf("init containers %v: want %s first", p.Spec.InitContainers, initContainerName)
 	}
-	s := bufio.NewScanner(strings.NewReader(string(raw)))
-	s.Buffer(nil, 1<<20)
-	for s.Scan() {
-		series, value, _ := strings.Cut(s.Text(), "} ")
-		v, err := strconv.ParseFloat(value, 64)
-		switch {
-		case err != nil:
-		case strings.HasPrefix(series, "apiserver_mutating_admission_policy_check_duration_seconds_count{") && strings.Contains(series, `policy="`+injectName+`"`):
-			evaluations += v
-		case strings.HasPrefix(series, "apiserver_admission_controller_admission_duration_seconds_count{") &&
-			strings.Contains(series, `name="ServiceAccount"`) && strings.Contains(series, `operation="CREATE"`) && strings.Contains(series, `type="admit"`):
-			rounds += v
+	want := []corev1.VolumeMount{{Name: tokenVolume, MountPath: tokenPath, ReadOnly: true}}
+	if got := p.Spec.InitContainers[0].VolumeMounts; !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("%s mounts %+v, want %+v", initContainerName, got, want)
+	}
+	for _, v := range p.Spec.Volumes {
+		if v.Name == tokenVolume && (v.EmptyDir == nil || v.Projected != nil || v.Secret != nil) {
+			t.Errorf("volume %s is %+v, want an empty emptyDir", tokenVolume, v.VolumeSource)
 		}
 	}
-	if err := s.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return evaluations, rounds
 }
+
+// The volume meshinit-redirect mounts at the service-account token path.
+const (
+	tokenVolume = "meshinit-no-api-token"
+	tokenPath   = "/var/run/secrets/kubernetes.io/serviceaccount"
+)

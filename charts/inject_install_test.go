@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package charts_test
 
 import (
@@ -38,9 +54,7 @@ func TestInstallPolicyInjector(t *testing.T) {
 	}
 	ctx := context.Background()
 	helm, ch := newHelm(t, server)
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app", Labels: map[string]string{namespaceLabel: "enabled"}}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Namespace(t, server.Config, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app", Labels: map[string]string{namespaceLabel: "enabled"}}})
 	// injected creates a pod (dry run) in the opted-in namespace and returns
 	// its meshinit-redirect container's image and arguments, and its status.
 	injected := func() (image string, args []string, status string, err error) {

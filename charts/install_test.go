@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package charts_test
 
 import (
@@ -102,9 +118,7 @@ func TestInstall(t *testing.T) {
 	}
 
 	app := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app", Labels: map[string]string{"meshinit.io/injection": "enabled"}}}
-	if err := c.Create(ctx, app); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Namespace(t, server.Config, app)
 	newPod := func() *corev1.Pod {
 		return &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: app.Name, GenerateName: "app-"},
@@ -216,9 +230,11 @@ func assertAdmissionObjects(t *testing.T, c client.Client, want bool) {
 	got := []int{len(mwcs.Items), len(vaps.Items), len(bindings.Items)}
 	wantCounts := []int{0, 0, 0}
 	if want {
-		// The RedirectPolicy's policy and its two bindings; the caBundle's
-		// (webhook-cabundle-policy.yaml) and its binding.
-		wantCounts = []int{1, 2, 3}
+		// The RedirectPolicy's policy and its four bindings (two scopes, each
+		// for opted-in namespaces and for labelled pods elsewhere); the
+		// caBundle's (webhook-cabundle-policy.yaml) and its binding; the
+		// PodSecurity guard and its two bindings.
+		wantCounts = []int{1, 3, 7}
 	}
 	for i, what := range []string{"MutatingWebhookConfigurations", "ValidatingAdmissionPolicies", "ValidatingAdmissionPolicyBindings"} {
 		if got[i] != wantCounts[i] {

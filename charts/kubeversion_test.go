@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package charts_test
 
 import (
@@ -19,7 +35,7 @@ import (
 // version matrix of make test (the Makefile's KUBERNETES_MATRIX) proves,
 // and Helm refuses the minor version before it, naming the requirement.
 // Older API servers reject the chart's RedirectPolicy CRD (tried with
-// make test-matrix's packages, see README): v1.30.14 compiles CRD rules
+// make test-matrix's packages, see docs/install.md): v1.30.14 compiles CRD rules
 // without the CIDR library ("undeclared reference to 'isCIDR'"), v1.31.14
 // estimates the CIDR rule's cost as over budget by more than 100x.
 func TestKubeVersion(t *testing.T) {

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package charts_test
 
 import (
@@ -68,7 +84,7 @@ func TestAuditMode(t *testing.T) {
 		t.Fatalf("creating a violating pod in Audit mode: %v", err)
 	}
 	c.deletePod(t, "team-a", "audited")
-	want := fmt.Sprintf(`[{"message":%q,"policy":%q,"binding":%q,"expressionIndex":6,"validationActions":["Audit"]}]`,
+	want := fmt.Sprintf(`[{"message":%q,"policy":%q,"binding":%q,"expressionIndex":5,"validationActions":["Audit"]}]`,
 		msgExcluded8443, policyName, clusterBinding)
 	testkit.Eventually(t, 10*time.Second, "the audit annotation", func() error {
 		got, err := c.auditAnnotation("team-a", "audited", "validation.policy.admission.k8s.io/validation_failure")

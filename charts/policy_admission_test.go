@@ -1,7 +1,24 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package charts_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,18 +38,63 @@ const (
 	msgNotIncluded        = `ports 8443, 9443 are required by RedirectPolicy meshinit-system/default and must be listed in traffic.meshinit.io/include-inbound-ports (or set it to "*")`
 	msgNotIncluded9443    = `port 9443 is required by RedirectPolicy meshinit-system/default and must be listed in traffic.meshinit.io/include-inbound-ports (or set it to "*")`
 	msgExcluded5432       = "port 5432 is required by RedirectPolicy meshinit-system/default and cannot be listed in traffic.meshinit.io/exclude-outbound-ports"
-	msgUninjected         = "pod arrived without the meshinit-redirect init container (is the meshinit webhook running?), but RedirectPolicy meshinit-system/default requires interception (interception: AllowOptOut)"
-	msgStrictExcluded9090 = "port 9090 is required by RedirectPolicy team-strict/strict and cannot be listed in traffic.meshinit.io/exclude-inbound-ports"
-	msgStrictNotIncluded  = `port 9090 is required by RedirectPolicy team-strict/strict and must be listed in traffic.meshinit.io/include-inbound-ports (or set it to "*")`
-	msgStrictOptOut       = "SUBJECT label meshinit.io/inject=false opts out of meshinit, but RedirectPolicy team-strict/strict requires every pod in namespace team-strict to be intercepted (interception: Required)"
+	msgUninjected         = "pod arrived without the meshinit-redirect init container (is the meshinit webhook running?), but RedirectPolicy meshinit-system/default requires " + defaultRequires + " to reach the proxy"
+	msgStrictExcluded9090 = "every inbound port is required by RedirectPolicy team-strict/strict (interception: Required), so traffic.meshinit.io/exclude-inbound-ports cannot list 9090"
+	msgStrictNotIncluded  = `every inbound port is required by RedirectPolicy team-strict/strict (interception: Required), so traffic.meshinit.io/include-inbound-ports must be "*"`
 )
+
+// defaultRequires is what the default RedirectPolicy requires, as its
+// messages say.
+const defaultRequires = "inbound ports 8443, 9443 and outbound port 5432"
+
+// msgOptedOut is the default RedirectPolicy's message for a pod or
+// template labelled meshinit.io/inject=false: with ports required, opting
+// out is refused whatever interception says.
+const msgOptedOut = "SUBJECT label meshinit.io/inject=false opts out of meshinit, but RedirectPolicy meshinit-system/default requires " + defaultRequires + " to reach the proxy"
+
+// msgHostNetwork is the default RedirectPolicy's message for hostNetwork.
+const msgHostNetwork = "SUBJECT uses the node's network (hostNetwork: true), where meshinit cannot redirect its traffic, but RedirectPolicy meshinit-system/default requires " + defaultRequires + " to reach the proxy"
+
+// The fixes the policy asks of a container that could go around the proxy.
+const (
+	fixUID   = "set securityContext.runAsUser (its own or the pod's) to a UID other than the proxy's 1337"
+	fixGID   = "set securityContext.runAsGroup (its own or the pod's) to a GID other than the proxy's 1337"
+	fixAPE   = "set securityContext.allowPrivilegeEscalation: false"
+	fixDrop  = "drop every capability (securityContext.capabilities.drop: [ALL])"
+	fixPriv  = "not be privileged"
+	addables = "AUDIT_WRITE, CHOWN, DAC_OVERRIDE, FOWNER, FSETID, KILL, MKNOD, NET_BIND_SERVICE, SETFCAP, SETPCAP, SYS_CHROOT"
+)
+
+// fixAdd is the fix for a capability added that the policy does not allow.
+func fixAdd(name string) string { return "not add capability " + name + " (only " + addables + ")" }
+
+// msgMust is the message of RedirectPolicy policy (requiring requires) for
+// container name, which must make the fixes; others more containers must
+// change too.
+func msgMust(policy, requires, name string, others int, fixes ...string) string {
+	more := ""
+	switch {
+	case others == 1:
+		more = " (and 1 other container must change too)"
+	case others > 1:
+		more = fmt.Sprintf(" (and %d other containers must change too)", others)
+	}
+	return "SUBJECT container " + name + " must " + strings.Join(fixes, ", ") + more + ", because RedirectPolicy " + policy + " requires " + requires +
+		" to reach the proxy: a process that can take the proxy's UID or GID, reach the redirect rules or send raw packets goes around it" +
+		" (only the proxy containers the chart names in policy.proxyContainers may run as the proxy)"
+}
+
+// msgDefaultMust is msgMust for the default RedirectPolicy and one container.
+func msgDefaultMust(name string, fixes ...string) string {
+	return msgMust("meshinit-system/default", defaultRequires, name, 0, fixes...)
+}
 
 // Messages of the new opt-outs: the default RedirectPolicy allows excluding
 // UID 2000, GID 3000 and interface net1 and setting the proxy identity, not
 // the proxy ports; team-strict/strict allows none of it.
 const (
 	defaultAllows = ", but RedirectPolicy meshinit-system/default requires outbound port 5432 to reach the proxy and allows excluding only "
-	strictAllows  = ", but RedirectPolicy team-strict/strict requires interception (interception: Required) and allows excluding no "
+	strictAllows  = ", but RedirectPolicy team-strict/strict requires every outbound port (interception: Required) to reach the proxy and allows excluding no "
 )
 
 func msgUIDs(value, taken, allowed string) string {
@@ -67,24 +129,11 @@ func tooLong(field, value, policy, direction, ports string) string {
 		" cannot check that " + direction + " " + ports + " intercepted"
 }
 
-// msgProxyUser is the default RedirectPolicy's message for containers that
-// would run as the proxy.
-func msgProxyUser(containers string) string {
-	return "SUBJECT container " + containers + " would run as the proxy (runAsUser 1337 or runAsGroup 1337), whose traffic is never redirected, " +
-		"but RedirectPolicy meshinit-system/default requires outbound port 5432 to reach the proxy; only the proxy containers the chart names (policy.proxyContainers) may"
-}
-
-// msgNetAdmin is the default RedirectPolicy's message for a container that
-// could rewrite the redirect rules.
-func msgNetAdmin(what string) string {
-	return "SUBJECT container " + what + ", so it could rewrite the pod's redirect rules, but RedirectPolicy meshinit-system/default requires interception (interception: AllowOptOut)"
-}
-
 // Containers the proxy-identity cases add.
 var (
 	envoy   = corev1.Container{Name: "envoy", Image: envoyImage + ":v1.30"}
-	setup   = corev1.Container{Name: "setup", Image: "setup"}
-	sidecar = corev1.Container{Name: "sidecar", Image: "sidecar", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)}
+	setup   = corev1.Container{Name: "setup", Image: "setup", SecurityContext: hardened()}
+	sidecar = corev1.Container{Name: "sidecar", Image: "sidecar", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways), SecurityContext: hardened()}
 )
 
 // admissionCases: every rule, as a pod and as each workload's pod template.
@@ -137,13 +186,14 @@ var admissionCases = []struct {
 	{name: "arrived without the init container", namespace: "team-a", pod: pod("p"), podOnly: true,
 		want: verdict{clusterBinding, msgUninjected, metav1.StatusReasonForbidden}},
 	{name: "another init container is not meshinit's", namespace: "team-a", podOnly: true,
-		pod:  pod("p", func(p *corev1.Pod) { p.Spec.InitContainers = []corev1.Container{{Name: "setup", Image: "setup"}} }),
+		pod:  pod("p", func(p *corev1.Pod) { p.Spec.InitContainers = []corev1.Container{*setup.DeepCopy()} }),
 		want: verdict{clusterBinding, msgUninjected, metav1.StatusReasonForbidden}},
-	{name: "opted out where the default allows it", namespace: "team-a",
-		pod: pod("p", labels(podLabel, "false"), annotations(excludeInbound, "8443", excludeOutbound, "5432"))},
-	{name: "opted out where a namespace policy requires interception", namespace: "team-strict",
-		pod:  pod("p", labels(podLabel, "false")),
-		want: verdict{namespaceBinding, msgStrictOptOut, metav1.StatusReasonForbidden}},
+	// Ports are required: whatever interception says (the default's is
+	// AllowOptOut), a pod cannot opt out of them (TestNothingRequired has
+	// the opt-outs where nothing is).
+	{name: "opted out where ports are required", namespace: "team-a",
+		pod:  pod("p", labels(podLabel, "false"), annotations(excludeInbound, "8443", excludeOutbound, "5432")),
+		want: verdict{clusterBinding, msgOptedOut, metav1.StatusReasonForbidden}},
 	{name: "pod label opts in outside opted-in namespaces", namespace: "plain",
 		pod:  pod("p", injected, labels(podLabel, "true"), annotations(excludeInbound, "8443")),
 		want: verdict{clusterBinding, msgExcluded8443, metav1.StatusReasonForbidden}},
@@ -153,17 +203,18 @@ var admissionCases = []struct {
 		pod: pod("p", annotations(includeInbound, "", excludeInbound, "*", excludeOutbound, "garbage"))},
 	{name: "namespace opted out: never touched", namespace: "opted-out",
 		pod: pod("p", labels(podLabel, "true"), annotations(excludeInbound, "8443"))},
-	{name: "host network: never intercepted", namespace: "team-a",
-		pod: pod("p", hostNetwork, annotations(excludeInbound, "8443"))},
+	{name: "host network where ports are required", namespace: "team-a",
+		pod:  pod("p", hostNetwork, annotations(excludeInbound, "8443")),
+		want: verdict{clusterBinding, msgHostNetwork, metav1.StatusReasonForbidden}},
 	{name: "namespace policy adds a port", namespace: "team-strict",
 		pod:  pod("p", injected, annotations(excludeInbound, "9090")),
 		want: verdict{namespaceBinding, msgStrictExcluded9090, metav1.StatusReasonForbidden}},
 	{name: "namespace policy adds to the include list", namespace: "team-strict",
 		pod:  pod("p", injected, annotations(includeInbound, "8443,9443")),
 		want: verdict{namespaceBinding, msgStrictNotIncluded, metav1.StatusReasonForbidden}},
-	{name: "namespace policy keeps the default's ports", namespace: "team-strict",
-		pod:  pod("p", injected, annotations(excludeInbound, "8443")),
-		want: verdict{clusterBinding, msgExcluded8443, metav1.StatusReasonForbidden}},
+	// Where both refuse, the API server names either (its policies are
+	// evaluated in no fixed order): team-lax shows that a namespace
+	// policy keeps the default's ports.
 	{name: "namespace policy cannot relax ports", namespace: "team-lax",
 		pod:  pod("p", injected, annotations(excludeOutbound, "5432")),
 		want: verdict{clusterBinding, msgExcluded5432, metav1.StatusReasonForbidden}},
@@ -209,21 +260,21 @@ var admissionCases = []struct {
 
 	// The proxy's identity, while the default RedirectPolicy requires outbound port 5432.
 	{name: "app container runs as the proxy UID", namespace: "team-a",
-		pod: pod("p", injected, runAsUser("app", 1337)), want: verdict{clusterBinding, msgProxyUser("app"), metav1.StatusReasonForbidden}},
+		pod: pod("p", injected, runAsUser("app", 1337)), want: verdict{clusterBinding, msgDefaultMust("app", fixUID), metav1.StatusReasonForbidden}},
 	{name: "app container runs as the proxy GID", namespace: "team-a",
-		pod: pod("p", injected, runAsGroup("app", 1337)), want: verdict{clusterBinding, msgProxyUser("app"), metav1.StatusReasonForbidden}},
+		pod: pod("p", injected, runAsGroup("app", 1337)), want: verdict{clusterBinding, msgDefaultMust("app", fixGID), metav1.StatusReasonForbidden}},
 	{name: "pod runs as the proxy UID", namespace: "team-a",
-		pod:  pod("p", injected, withContainer(corev1.Container{Name: "second", Image: "app"}), podSecurity(func(sc *corev1.PodSecurityContext) { sc.RunAsUser = ptr.To[int64](1337) })),
-		want: verdict{clusterBinding, msgProxyUser("app, second"), metav1.StatusReasonForbidden}},
+		pod:  pod("p", injected, withContainer(corev1.Container{Name: "second", Image: "app", SecurityContext: hardened()}), podSecurity(func(sc *corev1.PodSecurityContext) { sc.RunAsUser = ptr.To[int64](1337) })),
+		want: verdict{clusterBinding, msgMust("meshinit-system/default", defaultRequires, "app", 1, fixUID), metav1.StatusReasonForbidden}},
 	{name: "pod runs as the proxy GID", namespace: "team-a",
 		pod:  pod("p", injected, podSecurity(func(sc *corev1.PodSecurityContext) { sc.RunAsGroup = ptr.To[int64](1337) })),
-		want: verdict{clusterBinding, msgProxyUser("app"), metav1.StatusReasonForbidden}},
+		want: verdict{clusterBinding, msgDefaultMust("app", fixGID), metav1.StatusReasonForbidden}},
 	{name: "pod runs as the proxy GID, the container as another", namespace: "team-a",
 		pod: pod("ok", injected, runAsGroup("app", 1000), podSecurity(func(sc *corev1.PodSecurityContext) { sc.RunAsGroup = ptr.To[int64](1337) }))},
 	{name: "init container runs as the proxy UID", namespace: "team-a",
-		pod: pod("p", injected, withInit(setup), runAsUser("setup", 1337)), want: verdict{clusterBinding, msgProxyUser("setup"), metav1.StatusReasonForbidden}},
+		pod: pod("p", injected, withInit(setup), runAsUser("setup", 1337)), want: verdict{clusterBinding, msgDefaultMust("setup", fixUID), metav1.StatusReasonForbidden}},
 	{name: "native sidecar runs as the proxy UID", namespace: "team-a",
-		pod: pod("p", injected, withInit(sidecar), runAsUser("sidecar", 1337)), want: verdict{clusterBinding, msgProxyUser("sidecar"), metav1.StatusReasonForbidden}},
+		pod: pod("p", injected, withInit(sidecar), runAsUser("sidecar", 1337)), want: verdict{clusterBinding, msgDefaultMust("sidecar", fixUID), metav1.StatusReasonForbidden}},
 	{name: "the proxy container runs as the proxy", namespace: "team-a",
 		pod: pod("ok", injected, withContainer(envoy), runAsUser("envoy", 1337), runAsGroup("envoy", 1337))},
 	{name: "the proxy container by digest", namespace: "team-a",
@@ -232,30 +283,36 @@ var admissionCases = []struct {
 		pod: pod("ok", injected, withContainer(corev1.Container{Name: "envoy", Image: envoyImage}), runAsUser("envoy", 1337))},
 	{name: "the proxy's name with another image", namespace: "team-a",
 		pod:  pod("p", injected, withContainer(corev1.Container{Name: "envoy", Image: envoyImage + "-debug:v1"}), runAsUser("envoy", 1337)),
-		want: verdict{clusterBinding, msgProxyUser("envoy"), metav1.StatusReasonForbidden}},
+		want: verdict{clusterBinding, msgDefaultMust("envoy", fixUID, fixAPE, fixDrop), metav1.StatusReasonForbidden}},
 	{name: "the proxy's image under another name", namespace: "team-a",
 		pod:  pod("p", injected, withContainer(corev1.Container{Name: "shell", Image: envoy.Image}), runAsUser("shell", 1337)),
-		want: verdict{clusterBinding, msgProxyUser("shell"), metav1.StatusReasonForbidden}},
-	{name: "the helm test's proxy", namespace: "team-a",
-		pod: pod("ok", injected, withInit(corev1.Container{Name: "proxy", Image: "ghcr.io/meshinit/test-proxy:0.1.0", RestartPolicy: sidecar.RestartPolicy}), runAsUser("proxy", 1337))},
-	{name: "opted out: the proxy UID is no concern", namespace: "team-a",
-		pod: pod("ok", labels(podLabel, "false"), runAsUser("app", 1337))},
+		want: verdict{clusterBinding, msgDefaultMust("shell", fixUID, fixAPE, fixDrop), metav1.StatusReasonForbidden}},
+	// The helm test's proxy is trusted in the test's own namespace only
+	// (TestPolicyAdmitsHelmTestPod).
+	{name: "the helm test's proxy outside the test's namespace", namespace: "team-a",
+		pod: pod("p", injected, withInit(corev1.Container{Name: "proxy", Image: "ghcr.io/meshinit/test-proxy:0.1.0", RestartPolicy: sidecar.RestartPolicy,
+			Args: []string{"-name", "proxy", "-listen", ":15001"}}), runAsUser("proxy", 1337)),
+		want: verdict{clusterBinding, msgDefaultMust("proxy", fixUID, fixAPE, fixDrop), metav1.StatusReasonForbidden}},
+	{name: "opted out while running as the proxy UID", namespace: "team-a",
+		pod:  pod("p", labels(podLabel, "false"), runAsUser("app", 1337)),
+		want: verdict{clusterBinding, msgOptedOut, metav1.StatusReasonForbidden}},
 
 	// Containers that could rewrite the redirect rules.
 	{name: "privileged app container", namespace: "team-a",
-		pod: pod("p", injected, privileged("app")), want: verdict{clusterBinding, msgNetAdmin("app is privileged"), metav1.StatusReasonForbidden}},
+		pod: pod("p", injected, privileged("app")), want: verdict{clusterBinding, msgDefaultMust("app", fixPriv, fixAPE), metav1.StatusReasonForbidden}},
 	{name: "app container adds NET_ADMIN", namespace: "team-a",
-		pod: pod("p", injected, addCapabilities("app", "CHOWN", "NET_ADMIN")), want: verdict{clusterBinding, msgNetAdmin("app adds capability NET_ADMIN"), metav1.StatusReasonForbidden}},
+		pod: pod("p", injected, addCapabilities("app", "CHOWN", "NET_ADMIN")), want: verdict{clusterBinding, msgDefaultMust("app", fixAdd("NET_ADMIN")), metav1.StatusReasonForbidden}},
 	{name: "app container adds net_raw", namespace: "team-a",
-		pod: pod("p", injected, addCapabilities("app", "net_raw")), want: verdict{clusterBinding, msgNetAdmin("app adds capability net_raw"), metav1.StatusReasonForbidden}},
+		pod: pod("p", injected, addCapabilities("app", "net_raw")), want: verdict{clusterBinding, msgDefaultMust("app", fixAdd("NET_RAW")), metav1.StatusReasonForbidden}},
 	{name: "app container adds CAP_SYS_ADMIN", namespace: "team-a",
-		pod: pod("p", injected, addCapabilities("app", "CAP_SYS_ADMIN")), want: verdict{clusterBinding, msgNetAdmin("app adds capability CAP_SYS_ADMIN"), metav1.StatusReasonForbidden}},
+		pod: pod("p", injected, addCapabilities("app", "CAP_SYS_ADMIN")), want: verdict{clusterBinding, msgDefaultMust("app", fixAPE, fixAdd("SYS_ADMIN")), metav1.StatusReasonForbidden}},
 	{name: "app container adds ALL", namespace: "team-a",
-		pod: pod("p", injected, addCapabilities("app", "ALL")), want: verdict{clusterBinding, msgNetAdmin("app adds capability ALL"), metav1.StatusReasonForbidden}},
+		pod: pod("p", injected, addCapabilities("app", "ALL")), want: verdict{clusterBinding, msgDefaultMust("app", fixAdd("ALL")), metav1.StatusReasonForbidden}},
 	{name: "init container adds NET_ADMIN", namespace: "team-a",
-		pod: pod("p", injected, withInit(setup), addCapabilities("setup", "NET_ADMIN")), want: verdict{clusterBinding, msgNetAdmin("setup adds capability NET_ADMIN"), metav1.StatusReasonForbidden}},
+		pod: pod("p", injected, withInit(setup), addCapabilities("setup", "NET_ADMIN")), want: verdict{clusterBinding, msgDefaultMust("setup", fixAdd("NET_ADMIN")), metav1.StatusReasonForbidden}},
 	{name: "harmless capability", namespace: "team-a", pod: pod("ok", injected, addCapabilities("app", "NET_BIND_SERVICE"))},
-	{name: "opted out: privileges are no concern", namespace: "team-a", pod: pod("ok", labels(podLabel, "false"), privileged("app"))},
+	{name: "opted out while privileged", namespace: "team-a", pod: pod("p", labels(podLabel, "false"), privileged("app")),
+		want: verdict{clusterBinding, msgOptedOut, metav1.StatusReasonForbidden}},
 
 	// Outbound include ports, while the default RedirectPolicy requires outbound port 5432.
 	{name: "include-outbound-ports lists the required port", namespace: "team-a", pod: pod("ok", injected, annotations(includeOutbound, "443,5432"))},
@@ -293,9 +350,10 @@ var admissionCases = []struct {
 		want: verdict{namespaceBinding, msgUIDs("2000", "2000", strictAllows+"UID (allowedOutboundUIDExclusions)"), metav1.StatusReasonForbidden}},
 	{name: "a namespace policy requiring interception allows no interface", namespace: "team-strict",
 		pod:  pod("p", injected, annotations(excludeInterfaces, "net1")),
-		want: verdict{namespaceBinding, msgInterfaces("net1", "net1", ", but RedirectPolicy team-strict/strict requires inbound port 9090 to reach the proxy and allows excluding no interface (allowedInboundInterfaceExclusions)"), metav1.StatusReasonForbidden}},
-	{name: "opted out: exclusions are no concern", namespace: "team-a",
-		pod: pod("ok", labels(podLabel, "false"), annotations(excludeUIDs, "0", excludeInterfaces, "eth0"))},
+		want: verdict{namespaceBinding, msgInterfaces("net1", "net1", ", but RedirectPolicy team-strict/strict requires every inbound port (interception: Required) to reach the proxy and allows excluding no interface (allowedInboundInterfaceExclusions)"), metav1.StatusReasonForbidden}},
+	{name: "opted out with exclusions", namespace: "team-a",
+		pod:  pod("p", labels(podLabel, "false"), annotations(excludeUIDs, "0", excludeInterfaces, "eth0")),
+		want: verdict{clusterBinding, msgOptedOut, metav1.StatusReasonForbidden}},
 
 	// The proxy's identity and ports set per pod: the default allows the identity, not the ports.
 	{name: "proxy UID and GID set per pod where allowed", namespace: "team-a",
@@ -303,18 +361,22 @@ var admissionCases = []struct {
 	{name: "the chart's proxy UID set per pod", namespace: "team-a", pod: pod("ok", injected, annotations(proxyUIDAnnotation, "01337"))},
 	{name: "a container runs as the pod's own proxy UID", namespace: "team-a",
 		pod:  pod("p", annotations(proxyUIDAnnotation, "2102"), injected, runAsUser("app", 2102)),
-		want: verdict{clusterBinding, strings.Replace(msgProxyUser("app"), "runAsUser 1337", "runAsUser 2102", 1), metav1.StatusReasonForbidden}},
+		want: verdict{clusterBinding, msgDefaultMust("app", strings.Replace(fixUID, "1337", "2102", 1)), metav1.StatusReasonForbidden}},
 	{name: "the chart's proxy UID is an app's once the pod names another", namespace: "team-a",
 		pod: pod("ok", annotations(proxyUIDAnnotation, "2102", proxyGIDAnnotation, "2103"), injected, runAsUser("app", 1337))},
 	{name: "proxy UID set per pod where interception is Required", namespace: "team-strict",
 		pod: pod("p", injected, annotations(proxyUIDAnnotation, "2102")),
 		want: verdict{namespaceBinding, "SUBJECT sets the proxy UID 2102 (traffic.meshinit.io/proxy-uid; the chart's: 1337), whose traffic is never redirected, " +
-			"but RedirectPolicy team-strict/strict requires interception (interception: Required) and does not allow setting the proxy identity per pod (allowProxyIdentityOverride)",
+			"but RedirectPolicy team-strict/strict requires every outbound port (interception: Required) to reach the proxy and does not allow setting the proxy identity per pod (allowProxyIdentityOverride)",
 			metav1.StatusReasonForbidden}},
+	// The default allows setting the proxy ports (allowProxyPortOverride),
+	// never onto a required inbound port (the inbound chain returns both).
 	{name: "proxy ports set per pod", namespace: "team-a",
-		pod: pod("p", injected, annotations(outboundProxyPortAnnotation, "16001", inboundProxyPortAnnotation, "8443")),
-		want: verdict{clusterBinding, "SUBJECT sets the outbound proxy port 16001 (traffic.meshinit.io/outbound-proxy-port; the chart's: 15001) " +
-			"and the inbound proxy port 8443 (traffic.meshinit.io/inbound-proxy-port; the chart's: 15006), but RedirectPolicy meshinit-system/default " +
+		pod: pod("ok", injected, annotations(outboundProxyPortAnnotation, "16001", inboundProxyPortAnnotation, "16006"))},
+	{name: "proxy ports set per pod where not allowed", namespace: "team-strict",
+		pod: pod("p", injected, annotations(outboundProxyPortAnnotation, "16001", inboundProxyPortAnnotation, "16006")),
+		want: verdict{namespaceBinding, "SUBJECT sets the outbound proxy port 16001 (traffic.meshinit.io/outbound-proxy-port; the chart's: 15001) " +
+			"and the inbound proxy port 16006 (traffic.meshinit.io/inbound-proxy-port; the chart's: 15006), but RedirectPolicy team-strict/strict " +
 			"requires its traffic to reach the proxy and does not allow setting the proxy ports per pod (allowProxyPortOverride)", metav1.StatusReasonForbidden}},
 	{name: "the chart's proxy port set per pod", namespace: "team-a", pod: pod("ok", injected, annotations(outboundProxyPortAnnotation, "15001"))},
 	// The DNS proxy port: with DNS captured, a pod's own listener there would
@@ -331,11 +393,8 @@ var admissionCases = []struct {
 		pod: pod("ok", injected, annotations(captureDNSAnnotation, "all", dnsProxyPortAnnotation, "5353"))},
 
 	// hostNetwork.
-	{name: "host network where interception is Required", namespace: "team-strict",
-		pod: pod("p", hostNetwork),
-		want: verdict{namespaceBinding, "SUBJECT uses the node's network (hostNetwork: true), where meshinit cannot redirect its traffic, " +
-			"but RedirectPolicy team-strict/strict requires interception (interception: Required)", metav1.StatusReasonForbidden}},
-	{name: "host network opted in by label, interception AllowOptOut", namespace: "plain", pod: pod("ok", hostNetwork, labels(podLabel, "true"))},
+	{name: "host network opted in by label where ports are required", namespace: "plain", pod: pod("p", hostNetwork, labels(podLabel, "true")),
+		want: verdict{clusterBinding, msgHostNetwork, metav1.StatusReasonForbidden}},
 }
 
 // TestAdmission creates (dry run) every case as a pod and as the pod

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package charts_test
 
 import (
@@ -37,8 +53,9 @@ var probePorts = []int{1, 79, 80, 81, 443, 7999, 8000, 8040, 8080, 8081, 9090, 1
 func TestCELParsesLikeGo(t *testing.T) {
 	c := compile(t, chartPolicy(t, nil))
 	params := redirectPolicy(releaseNamespace, "default", v1alpha1.RedirectPolicySpec{
+		// AllowOptOut: the listed ports (Required would require every port).
 		RequiredInboundPorts: ports(probePorts...), RequiredOutboundPorts: ports(probePorts...),
-		Interception: v1alpha1.InterceptionRequired,
+		Interception: v1alpha1.InterceptionAllowOptOut,
 	})
 	for _, a := range portListAnnotations {
 		for _, tc := range portListCases {
@@ -52,7 +69,7 @@ func TestCELParsesLikeGo(t *testing.T) {
 				var all, tooLong bool
 				var bad []string
 				var ranges [][]int64
-				var violations []int64
+				var violations []string
 				c.eval(t, r, []string{
 					"variables." + a.prefix + "All", "variables." + a.prefix + "TooLong", "variables." + a.prefix + "Bad",
 					"variables." + a.prefix + "Ranges", "variables." + a.prefix + "Violations",
@@ -77,10 +94,10 @@ func TestCELParsesLikeGo(t *testing.T) {
 				if got, want := normalize(ranges), goList.Ranges; !slices.Equal(got, want) {
 					t.Errorf("%s: CEL ranges %v, Go ranges %v", short(tc.value), got, want)
 				}
-				var want []int64
+				var want []string
 				for _, p := range probePorts {
 					if a.violates(goList, uint16(p)) {
-						want = append(want, int64(p))
+						want = append(want, strconv.Itoa(p))
 					}
 				}
 				if !slices.Equal(violations, want) {

@@ -1,7 +1,22 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package charts_test
 
 import (
-	"context"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -291,14 +306,12 @@ func TestCELParsesCIDRsLikeGo(t *testing.T) {
 func TestAPIServerParsesCIDRsLikeGo(t *testing.T) {
 	c := apiServer(t)
 	c.withoutDefaultPolicy(t)
-	if err := c.client.Create(context.Background(), namespace("cidrs", namespaceLabel, "enabled")); err != nil {
-		t.Fatal(err)
-	}
+	c.createNamespace(t, namespace("cidrs", namespaceLabel, "enabled"))
 	allowed := allowedSets[1]
 	c.applyPolicy(t, "cidrs", "probes", v1alpha1.RedirectPolicySpec{
 		RequiredOutboundPorts: ports(443), AllowedOutboundCIDRExclusions: cidrs(allowed), Interception: v1alpha1.InterceptionOptional,
 	})
-	c.awaitVerdict(t, "cidrs", pod("probe", annotations(redirect.AnnotationExcludeOutboundCIDRs, "1.2.3.4/32")), verdict{namespaceBinding,
+	c.awaitVerdict(t, "cidrs", pod("probe", injected, annotations(redirect.AnnotationExcludeOutboundCIDRs, "1.2.3.4/32")), verdict{namespaceBinding,
 		`traffic.meshinit.io/exclude-outbound-cidrs "1.2.3.4/32" takes 1.2.3.4/32 around the proxy, but RedirectPolicy cidrs/probes requires outbound port 443 to reach it and allows excluding only ` +
 			strings.Join(allowed, ", ") + " (allowedOutboundCIDRExclusions)", metav1.StatusReasonForbidden})
 
@@ -306,7 +319,7 @@ func TestAPIServerParsesCIDRsLikeGo(t *testing.T) {
 		for _, tc := range cidrListCases {
 			t.Run(a.prefix+"/"+tc.name, func(t *testing.T) {
 				l, goErr := redirect.ParseCIDRList(tc.value)
-				got, err := verdictOf(c.createDryRun("cidrs", pod("p", annotations(a.annotation, tc.value))))
+				got, err := verdictOf(c.createDryRun("cidrs", pod("p", injected, annotations(a.annotation, tc.value))))
 				if err != nil {
 					t.Fatal(err)
 				}

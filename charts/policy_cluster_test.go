@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package charts_test
 
 import (
@@ -6,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,12 +70,15 @@ func TestMain(m *testing.M) {
 // Values the tests install the chart with: the default RedirectPolicy
 // requires inbound ports 8443 and 9443 and outbound port 5432, allows
 // excluding 10.0.0.0/8 and 169.254.169.254/32 from outbound interception,
-// and lets pods opt out (AllowOptOut; the chart's default is Required). The
-// proxy containers are envoy (registry.example/envoy) and the helm test's.
+// UID 2000, GID 3000 and interface net1, and setting the proxy's identity
+// and ports per pod, and is AllowOptOut (the chart's default is Required:
+// every port; with ports listed, no pod may opt out either). The proxy
+// containers are envoy (registry.example/envoy, any tag, no command or
+// arguments), the trusted entries of trustedEntries, and the helm test's.
 func testValues() map[string]any {
 	return map[string]any{
 		"policy": map[string]any{
-			"proxyContainers": []any{map[string]any{"name": "envoy", "image": envoyImage}},
+			"proxyContainers": append([]any{map[string]any{"name": "envoy", "image": envoyImage}}, trustedEntries...),
 			"defaultRedirectPolicy": map[string]any{
 				"requiredInboundPorts":              []any{8443, 9443},
 				"requiredOutboundPorts":             []any{5432},
@@ -67,6 +87,7 @@ func testValues() map[string]any {
 				"allowedOutboundGIDExclusions":      []any{3000},
 				"allowedInboundInterfaceExclusions": []any{"net1"},
 				"allowProxyIdentityOverride":        true,
+				"allowProxyPortOverride":            true,
 				"interception":                      "AllowOptOut",
 			},
 		},
@@ -151,9 +172,7 @@ func setUp(t testing.TB, server *testkit.APIServer, injector string) *cluster {
 	}
 	c := &cluster{APIServer: server, client: cl, injector: injector}
 	for _, ns := range clusterNamespaces {
-		if err := c.client.Create(context.Background(), ns.DeepCopy()); err != nil {
-			t.Fatal(err)
-		}
+		c.createNamespace(t, ns)
 	}
 	c.install(t, testValues())
 	// Namespace policies: team-strict adds inbound port 9090 and forbids
@@ -205,6 +224,14 @@ func (c *cluster) install(t testing.TB, values map[string]any) {
 
 // apply server-side applies an object, retrying while its kind is not yet
 // served (a CRD just created).
+// createNamespace creates ns and waits for its default ServiceAccount, which
+// the ServiceAccount admission plugin needs before a pod can be created there
+// (testkit.Namespace).
+func (c *cluster) createNamespace(t testing.TB, ns *corev1.Namespace) {
+	t.Helper()
+	testkit.Namespace(t, c.Config, ns.DeepCopy())
+}
+
 func (c *cluster) apply(t testing.TB, o *unstructured.Unstructured) {
 	t.Helper()
 	testkit.Eventually(t, 30*time.Second, fmt.Sprintf("applying %s %s", o.GetKind(), o.GetName()), func() error {
@@ -240,6 +267,9 @@ const policyName = "meshinit-redirectpolicy"
 const (
 	clusterBinding   = policyName + "-cluster"
 	namespaceBinding = policyName + "-namespace"
+	// labelledSuffix ends the names of the bindings for pods and workloads
+	// labelled meshinit.io/inject=true outside opted-in namespaces.
+	labelledSuffix = "-labelled"
 )
 
 // verdictOf reads a create error: nil is admitted; a denial by a
@@ -266,10 +296,23 @@ var denial = regexp.MustCompile(`ValidatingAdmissionPolicy '[^']+' with binding 
 
 // checkVerdict creates obj (dry run) once and compares the policy's verdict
 // with want; a want without reason accepts any.
+//
+// Outside namespaces that opt in, the policy's bindings are the -labelled
+// ones (policy-bindings.yaml): want names the binding as in an opted-in
+// namespace, and the suffix is added here.
 func (c *cluster) checkVerdict(ns string, obj client.Object, want verdict) error {
 	got, err := verdictOf(c.createDryRun(ns, obj.DeepCopyObject().(client.Object)))
 	if err != nil {
 		return err
+	}
+	if want.binding != "" && !strings.HasSuffix(want.binding, labelledSuffix) {
+		var namespace corev1.Namespace
+		if err := c.client.Get(context.Background(), client.ObjectKey{Name: ns}, &namespace); err != nil {
+			return err
+		}
+		if namespace.Labels[namespaceLabel] != "enabled" {
+			want.binding += labelledSuffix
+		}
 	}
 	if got.binding != want.binding || got.message != want.message || (want.reason != "" && got.reason != want.reason) {
 		return fmt.Errorf("%s %s/%s:\n got  %+v\n want %+v", obj.GetObjectKind().GroupVersionKind().Kind, ns, obj.GetName(), got, want)

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package charts_test
 
 import (
@@ -22,8 +38,12 @@ import (
 // init container meshinit-redirect is not meshinit's.
 func msgNotMeshinit(problem string) string {
 	return "init container meshinit-redirect is not meshinit's: " + problem +
-		", but RedirectPolicy meshinit-system/default requires interception (interception: AllowOptOut)"
+		", but RedirectPolicy meshinit-system/default requires " + defaultRequires + " to reach the proxy"
 }
+
+// msgOwnMount is the problem of a meshinit-redirect whose mounts are not its
+// one empty, read-only directory at the service-account token path.
+const msgOwnMount = "it mounts something other than, or besides, the empty directory meshinit-no-api-token read-only at /var/run/secrets/kubernetes.io/serviceaccount"
 
 // redirectImage is the chart's default image of meshinit's init container.
 const redirectImage = "ghcr.io/meshinit/redirector:0.1.0"
@@ -70,9 +90,10 @@ var containerCases = []struct {
 	// identity, not the ports).
 	{name: "another proxy UID, allowed", pod: pod("p", injected, withArg("proxy-uid", "1000"))},
 	{name: "another proxy UID makes the app a proxy impostor", pod: pod("p", injected, withArg("proxy-uid", "1000"), runAsUser("app", 1000)),
-		want: verdict{clusterBinding, strings.NewReplacer("SUBJECT", "pod", "runAsUser 1337", "runAsUser 1000").Replace(msgProxyUser("app")), metav1.StatusReasonForbidden}},
-	{name: "another outbound proxy port", pod: pod("p", injected, withArg("outbound-proxy-port", "9")),
-		want: verdict{clusterBinding, "pod sets the outbound proxy port 9 (traffic.meshinit.io/outbound-proxy-port; the chart's: 15001), but RedirectPolicy meshinit-system/default " +
+		want: verdict{clusterBinding, strings.NewReplacer("SUBJECT", "pod", "1337", "1000").Replace(msgDefaultMust("app", fixUID)), metav1.StatusReasonForbidden}},
+	{name: "another outbound proxy port", pod: pod("ok", injected, withArg("outbound-proxy-port", "9"))},
+	{name: "another outbound proxy port where not allowed", namespace: "team-strict", pod: pod("p", injected, withArg("outbound-proxy-port", "9")),
+		want: verdict{namespaceBinding, "pod sets the outbound proxy port 9 (traffic.meshinit.io/outbound-proxy-port; the chart's: 15001), but RedirectPolicy team-strict/strict " +
 			"requires its traffic to reach the proxy and does not allow setting the proxy ports per pod (allowProxyPortOverride)", metav1.StatusReasonForbidden}},
 	{name: "another DNS proxy port where interception is Required", namespace: "team-strict",
 		pod: pod("p", injected, withArg("capture-dns", "all"), withArg("dns-proxy-port", "53")),
@@ -93,11 +114,28 @@ var containerCases = []struct {
 		c.EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "env"}}}}
 	})), want: verdict{clusterBinding, msgNotMeshinit("it sets envFrom"), metav1.StatusReasonForbidden}},
 	{name: "a volume mount", pod: pod("p", injected, func(p *corev1.Pod) {
-		p.Spec.Volumes = []corev1.Volume{{Name: "bin", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+		p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "bin", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	}, forged(func(c *corev1.Container) {
-		c.VolumeMounts = []corev1.VolumeMount{{Name: "bin", MountPath: "/usr/sbin"}}
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "bin", MountPath: "/usr/sbin"})
 	})),
-		want: verdict{clusterBinding, msgNotMeshinit("it sets volumeMounts"), metav1.StatusReasonForbidden}},
+		want: verdict{clusterBinding, msgNotMeshinit(msgOwnMount), metav1.StatusReasonForbidden}},
+	{name: "the API token instead of its own mount", pod: pod("p", injected, func(p *corev1.Pod) {
+		p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "kube-api-access-x", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}}}}})
+	}, forged(func(c *corev1.Container) { c.VolumeMounts[0].Name = "kube-api-access-x" })),
+		want: verdict{clusterBinding, msgNotMeshinit(msgOwnMount), metav1.StatusReasonForbidden}},
+	{name: "its mount's volume a token", pod: pod("p", injected, func(p *corev1.Pod) {
+		for i := range p.Spec.Volumes {
+			if p.Spec.Volumes[i].Name == "meshinit-no-api-token" {
+				p.Spec.Volumes[i].VolumeSource = corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+					Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}}}}
+			}
+		}
+	}), want: verdict{clusterBinding, msgNotMeshinit(msgOwnMount), metav1.StatusReasonForbidden}},
+	{name: "its mount writable", pod: pod("p", injected, forged(func(c *corev1.Container) { c.VolumeMounts[0].ReadOnly = false })),
+		want: verdict{clusterBinding, msgNotMeshinit(msgOwnMount), metav1.StatusReasonForbidden}},
+	{name: "its mount a sub path", pod: pod("p", injected, forged(func(c *corev1.Container) { c.VolumeMounts[0].SubPath = "x" })),
+		want: verdict{clusterBinding, msgNotMeshinit(msgOwnMount), metav1.StatusReasonForbidden}},
 	{name: "a working directory", pod: pod("p", injected, forged(func(c *corev1.Container) { c.WorkingDir = "/tmp" })),
 		want: verdict{clusterBinding, msgNotMeshinit("it sets workingDir"), metav1.StatusReasonForbidden}},
 	{name: "a native sidecar", pod: pod("p", injected, forged(func(c *corev1.Container) { c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways) })),

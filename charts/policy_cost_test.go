@@ -1,7 +1,22 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package charts_test
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -38,7 +53,10 @@ func costPolicy() v1alpha1.RedirectPolicySpec {
 	allowed = append(allowed, "10.0.0.0/8")
 	return v1alpha1.RedirectPolicySpec{
 		RequiredInboundPorts: ports(in...), RequiredOutboundPorts: ports(out...),
-		AllowedOutboundCIDRExclusions: cidrs(allowed), Interception: v1alpha1.InterceptionRequired,
+		// AllowOptOut: with ports listed, a pod is held to exactly those
+		// (Required would require every port, and no list could exclude
+		// any: the lists would be cheap to check).
+		AllowedOutboundCIDRExclusions: cidrs(allowed), Interception: v1alpha1.InterceptionAllowOptOut,
 	}
 }
 
@@ -79,7 +97,7 @@ func bigPod(n int, violate bool) *corev1.Pod {
 		for _, list := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
 			for i := range list {
 				list[i].SecurityContext = &corev1.SecurityContext{
-					RunAsUser: ptr.To(int64(2000 + i)), RunAsGroup: ptr.To(int64(2000 + i)),
+					RunAsUser: ptr.To(int64(2000 + i)), RunAsGroup: ptr.To(int64(2000 + i)), AllowPrivilegeEscalation: ptr.To(false),
 					Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"CHOWN", "NET_BIND_SERVICE", "KILL"}, Drop: []corev1.Capability{"ALL"}},
 				}
 			}
@@ -197,10 +215,7 @@ func portList(ps []v1alpha1.Port) string {
 // violating and the padded ones with the policy's message, not a cost error.
 func TestCostOnAPIServer(t *testing.T) {
 	c := apiServer(t)
-	ctx := context.Background()
-	if err := c.client.Create(ctx, namespace("cost")); err != nil {
-		t.Fatal(err)
-	}
+	c.createNamespace(t, namespace("cost"))
 	c.applyPolicy(t, "cost", "max", costPolicy())
 	c.awaitVerdict(t, "cost", bigPod(maxListEntries, true), verdict{namespaceBinding,
 		"port 20063 is required by RedirectPolicy cost/max and cannot be listed in traffic.meshinit.io/exclude-inbound-ports", metav1.StatusReasonForbidden})

@@ -1,11 +1,29 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package charts_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/meshinit/meshinit/api/v1alpha1"
@@ -34,9 +52,10 @@ func helmTestObjects(t *testing.T, values map[string]any) (*corev1.Namespace, *c
 
 // TestPolicyAdmitsHelmTestPod: the chart's `helm test` pod, once injected, passes the
 // policy with the chart's defaults (its proxy runs as the proxy UID and is
-// recognised by its name and image), in-process, and on a real API server
-// under the test RedirectPolicies (which require outbound port 5432). With
-// tests disabled its proxy is no longer recognised (interception Required).
+// trusted for its name, image and arguments in the test's own namespace),
+// in-process, and on a real API server under the test RedirectPolicies
+// (which require outbound port 5432). With tests disabled its proxy is no
+// longer trusted (interception Required), nor in any other namespace.
 func TestPolicyAdmitsHelmTestPod(t *testing.T) {
 	ns, p := helmTestObjects(t, nil)
 	params := chartDefaultRedirectPolicy(t)
@@ -46,9 +65,8 @@ func TestPolicyAdmitsHelmTestPod(t *testing.T) {
 	disabled := map[string]any{"tests": map[string]any{"enabled": false}}
 	required := redirectPolicy(releaseNamespace, "default", v1alpha1.RedirectPolicySpec{Interception: v1alpha1.InterceptionRequired})
 	denied := compile(t, chartPolicy(t, disabled)).denials(t, request{object: p, namespace: ns, params: required})
-	if len(denied) != 1 || denied[0] != "pod container proxy would run as the proxy (runAsUser 1337 or runAsGroup 1337), "+
-		"whose traffic is never redirected, but RedirectPolicy meshinit-system/default requires interception (interception: Required); "+
-		"only the proxy containers the chart names (policy.proxyContainers) may" {
+	want := strings.ReplaceAll(msgMust("meshinit-system/default", "every port (interception: Required)", "proxy", 0, fixUID, fixGID), "SUBJECT", "pod")
+	if len(denied) != 1 || denied[0] != want {
 		t.Errorf("with tests disabled, the helm test pod's proxy is still recognised: %q", denied)
 	}
 
@@ -57,6 +75,10 @@ func TestPolicyAdmitsHelmTestPod(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := c.checkVerdict(ns.Name, p, verdict{}); err != nil {
+		t.Error(err)
+	}
+	elsewhere := strings.ReplaceAll(msgDefaultMust("proxy", fixUID, fixGID), "SUBJECT", "pod")
+	if err := c.checkVerdict("team-a", p, verdict{clusterBinding, elsewhere, metav1.StatusReasonForbidden}); err != nil {
 		t.Error(err)
 	}
 }

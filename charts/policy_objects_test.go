@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package charts_test
 
 import (
@@ -20,7 +36,7 @@ import (
 	"github.com/meshinit/meshinit/redirect"
 )
 
-// Names of the public contract (README.md, "Labels" and "Annotations") the policy reads.
+// Names of the public contract (docs/configuration.md, "Labels" and "Annotations") the policy reads.
 const (
 	initContainerName = "meshinit-redirect"
 	namespaceLabel    = "meshinit.io/injection"
@@ -70,12 +86,12 @@ func hostNetwork(p *corev1.Pod) { p.Spec.HostNetwork = true }
 // withInit appends an init container; a restartPolicy Always makes it a
 // native sidecar.
 func withInit(c corev1.Container) podOption {
-	return func(p *corev1.Pod) { p.Spec.InitContainers = append(p.Spec.InitContainers, c) }
+	return func(p *corev1.Pod) { p.Spec.InitContainers = append(p.Spec.InitContainers, *c.DeepCopy()) }
 }
 
 // withContainer appends an app container.
 func withContainer(c corev1.Container) podOption {
-	return func(p *corev1.Pod) { p.Spec.Containers = append(p.Spec.Containers, c) }
+	return func(p *corev1.Pod) { p.Spec.Containers = append(p.Spec.Containers, *c.DeepCopy()) }
 }
 
 // security changes the securityContext of the pod's container (or init
@@ -105,12 +121,27 @@ func runAsGroup(name string, gid int64) podOption {
 	return security(name, func(sc *corev1.SecurityContext) { sc.RunAsGroup = &gid })
 }
 
+// privileged makes the container privileged, which the API server allows
+// only with privilege escalation.
 func privileged(name string) podOption {
-	return security(name, func(sc *corev1.SecurityContext) { sc.Privileged = ptr.To(true) })
+	return security(name, func(sc *corev1.SecurityContext) { sc.Privileged, sc.AllowPrivilegeEscalation = ptr.To(true), nil })
 }
 
+// addCapabilities adds caps to those the container keeps (with hardened,
+// none); the API server allows adding SYS_ADMIN only with privilege
+// escalation.
 func addCapabilities(name string, caps ...corev1.Capability) podOption {
-	return security(name, func(sc *corev1.SecurityContext) { sc.Capabilities = &corev1.Capabilities{Add: caps} })
+	return security(name, func(sc *corev1.SecurityContext) {
+		if sc.Capabilities == nil {
+			sc.Capabilities = &corev1.Capabilities{}
+		}
+		sc.Capabilities.Add = caps
+		for _, c := range caps {
+			if c == "SYS_ADMIN" || c == "CAP_SYS_ADMIN" {
+				sc.AllowPrivilegeEscalation = nil
+			}
+		}
+	})
 }
 
 // podSecurity changes the pod's securityContext.
@@ -129,21 +160,34 @@ func containers(n int) podOption {
 		p.Spec.Containers = nil
 		for i := range n {
 			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{
-				Name: fmt.Sprintf("app-%d", i), Image: "app",
+				Name: fmt.Sprintf("app-%d", i), Image: "app", SecurityContext: hardened(),
 				Ports: []corev1.ContainerPort{{ContainerPort: int32(8000 + i)}},
 			})
 		}
 	}
 }
 
-// pod is a minimal valid pod; name is also its app label.
+// hardened is the securityContext of a test container that cannot go
+// around the proxy where a RedirectPolicy requires ports: no privilege
+// escalation, no capabilities (the pod gives it a UID and GID, see pod).
+func hardened() *corev1.SecurityContext {
+	return &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
+}
+
+// podUser is the UID and GID test pods run as: not the proxy's.
+const podUser = 4000
+
+// pod is a minimal valid pod that a RedirectPolicy admits: its app
+// container hardened, the pod running as podUser; name is also its app
+// label.
 func pod(name string, opts ...podOption) *corev1.Pod {
 	p := &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}},
 		Spec: corev1.PodSpec{
-			Containers:    []corev1.Container{{Name: "app", Image: "app"}},
-			RestartPolicy: corev1.RestartPolicyAlways,
+			SecurityContext: &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](podUser), RunAsGroup: ptr.To[int64](podUser)},
+			Containers:      []corev1.Container{{Name: "app", Image: "app", SecurityContext: hardened()}},
+			RestartPolicy:   corev1.RestartPolicyAlways,
 		},
 	}
 	for _, o := range opts {
@@ -221,8 +265,16 @@ func typeMeta(gv schema.GroupVersion, kind string) metav1.TypeMeta {
 	return metav1.TypeMeta{APIVersion: gv.String(), Kind: kind}
 }
 
+// metaOf is a workload's metadata for pod p: p's name and namespace, and
+// its label meshinit.io/inject, which outside opted-in namespaces selects
+// the workload for the policy (policy-bindings.yaml), as charts commonly
+// give a workload its pods' labels.
 func metaOf(p *corev1.Pod) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}
+	m := metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}
+	if v, ok := p.Labels[podLabel]; ok {
+		m.Labels = map[string]string{podLabel: v}
+	}
+	return m
 }
 
 // kindOf and resourceOf name a test object's kind and resource.

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package charts_test
 
 import (
@@ -46,17 +62,16 @@ func TestMissingParameters(t *testing.T) {
 		{"the namespace's own policy still holds", "team-strict",
 			pod("p", injected, annotations(excludeInbound, "9090")), verdict{namespaceBinding, msgStrictExcluded9090, metav1.StatusReasonForbidden}},
 		{"the namespace's own Required still holds", "team-strict",
-			pod("p"), verdict{namespaceBinding, "pod arrived without the meshinit-redirect init container (is the meshinit webhook running?), but RedirectPolicy team-strict/strict requires interception (interception: Required)", metav1.StatusReasonForbidden}},
+			pod("p"), verdict{namespaceBinding, "pod arrived without the meshinit-redirect init container (is the meshinit webhook running?), but RedirectPolicy team-strict/strict requires every port (interception: Required) to reach the proxy", metav1.StatusReasonForbidden}},
 		{"interception Optional admits an un-injected pod", "team-lax", pod("p"), verdict{}},
 		{"interception Optional admits a privileged container", "team-lax", pod("p", injected, privileged("app")), verdict{}},
 		{"interception Optional, no outbound ports: the proxy UID is no concern", "team-lax", pod("p", injected, runAsUser("app", 1337)), verdict{}},
 		{"interception Required forbids the proxy UID without outbound ports", "team-strict",
-			pod("p", injected, runAsUser("app", 1337)), verdict{namespaceBinding, "pod container app would run as the proxy (runAsUser 1337 or runAsGroup 1337), " +
-				"whose traffic is never redirected, but RedirectPolicy team-strict/strict requires interception (interception: Required); " +
-				"only the proxy containers the chart names (policy.proxyContainers) may", metav1.StatusReasonForbidden}},
+			pod("p", injected, runAsUser("app", 1337)), verdict{namespaceBinding, strings.ReplaceAll(msgMust("team-strict/strict", "every port (interception: Required)", "app", 0, fixUID), "SUBJECT", "pod"),
+				metav1.StatusReasonForbidden}},
 		{"interception Required forbids a forged meshinit-redirect", "team-strict",
 			pod("p", injected, forged(func(c *corev1.Container) { c.Command = []string{"true"} })), verdict{namespaceBinding,
-				"init container meshinit-redirect is not meshinit's: it sets command, but RedirectPolicy team-strict/strict requires interception (interception: Required)", metav1.StatusReasonForbidden}},
+				"init container meshinit-redirect is not meshinit's: it sets command, but RedirectPolicy team-strict/strict requires every port (interception: Required) to reach the proxy", metav1.StatusReasonForbidden}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := c.checkVerdict(tc.namespace, tc.pod, tc.want); err != nil {
@@ -74,14 +89,13 @@ func TestMissingParameters(t *testing.T) {
 func TestAPIServerParsesLikeGo(t *testing.T) {
 	c := apiServer(t)
 	c.withoutDefaultPolicy(t)
-	ctx := context.Background()
-	if err := c.client.Create(ctx, namespace("table", namespaceLabel, "enabled")); err != nil {
-		t.Fatal(err)
-	}
+	c.createNamespace(t, namespace("table", namespaceLabel, "enabled"))
 	c.applyPolicy(t, "table", "probes", v1alpha1.RedirectPolicySpec{
 		RequiredInboundPorts: ports(probePorts...), RequiredOutboundPorts: ports(probePorts...), Interception: v1alpha1.InterceptionOptional,
 	})
-	c.awaitVerdict(t, "table", pod("probe", annotations(excludeOutbound, "1")), verdict{namespaceBinding,
+	// Injected: with ports required, an intercepted pod must carry
+	// meshinit's container, even under interception Optional.
+	c.awaitVerdict(t, "table", pod("probe", injected, annotations(excludeOutbound, "1")), verdict{namespaceBinding,
 		"port 1 is required by RedirectPolicy table/probes and cannot be listed in traffic.meshinit.io/exclude-outbound-ports", ""})
 
 	direction := map[string]string{includeInbound: "inbound", excludeInbound: "inbound", includeOutbound: "outbound", excludeOutbound: "outbound"}
@@ -89,7 +103,7 @@ func TestAPIServerParsesLikeGo(t *testing.T) {
 		for _, tc := range portListCases {
 			t.Run(a.prefix+"/"+tc.name, func(t *testing.T) {
 				l, goErr := redirect.ParsePortList(tc.value)
-				got, err := verdictOf(c.createDryRun("table", pod("p", annotations(a.annotation, tc.value))))
+				got, err := verdictOf(c.createDryRun("table", pod("p", injected, annotations(a.annotation, tc.value))))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -145,9 +159,7 @@ func TestWorkloadUpdates(t *testing.T) {
 	c := apiServer(t)
 	ctx := context.Background()
 	ns := namespace("team-later")
-	if err := c.client.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
+	c.createNamespace(t, ns)
 	for _, w := range workloads {
 		t.Run("before opting in/"+w.kind, func(t *testing.T) {
 			obj := w.of(pod(strings.ToLower(w.kind), annotations(excludeInbound, "8443")))
@@ -210,9 +222,7 @@ func TestDNSRequired(t *testing.T) {
 }
 
 func testDNSRequired(t *testing.T, c *cluster) {
-	if err := c.client.Create(context.Background(), namespace("team-dns", namespaceLabel, "enabled")); err != nil {
-		t.Fatal(err)
-	}
+	c.createNamespace(t, namespace("team-dns", namespaceLabel, "enabled"))
 	spec := v1alpha1.RedirectPolicySpec{RequiredOutboundPorts: ports(53), Interception: v1alpha1.InterceptionAllowOptOut}
 	c.applyPolicy(t, "team-dns", "dns", spec)
 	// In policy mode a forged init container is replaced by meshinit's, so

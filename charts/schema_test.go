@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package charts_test
 
 import (
@@ -43,6 +59,8 @@ func TestSchemaRejects(t *testing.T) {
 		{"certManager duration", map[string]any{"certManager": map[string]any{"duration": "90d"}}, []string{"/certManager/duration"}},
 		{"caValidity", map[string]any{"certs": map[string]any{"selfManaged": map[string]any{"caValidity": "2y"}}}, []string{"/certs/selfManaged/caValidity"}},
 		{"secretName", map[string]any{"certs": map[string]any{"secretName": "Webhook_TLS"}}, []string{"/certs/secretName"}},
+		{"podSecurityGuard.enabled a string", map[string]any{"podSecurityGuard": map[string]any{"enabled": "yes"}}, []string{"/podSecurityGuard/enabled", "boolean"}},
+		{"podSecurityGuard unknown key", map[string]any{"podSecurityGuard": map[string]any{"level": "baseline"}}, []string{"level"}},
 		{"validationActions Deny and Warn", map[string]any{"policy": map[string]any{"validationActions": []any{"Deny", "Warn"}}}, []string{"/policy/validationActions"}},
 		{"validationActions empty", map[string]any{"policy": map[string]any{"validationActions": []any{}}}, []string{"/policy/validationActions"}},
 		{"interception", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{"interception": "Always"}}}, []string{"/policy/defaultRedirectPolicy/interception", "Required", "AllowOptOut", "Optional"}},

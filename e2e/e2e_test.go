@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package e2e
 
 import (
@@ -116,7 +132,7 @@ func endToEnd(t *testing.T, ctx context.Context, e *env, injector string) {
 	}
 
 	timed("kube-controller-manager type-checks the ValidatingAdmissionPolicies without warnings", func(t *testing.T) {
-		policies := []string{release + "-redirectpolicy"}
+		policies := []string{release + "-redirectpolicy", release + "-pod-security"}
 		if policyMode {
 			policies = append(policies, release+"-inject", release+"-inject-podsecurity")
 		}
@@ -125,8 +141,9 @@ func endToEnd(t *testing.T, ctx context.Context, e *env, injector string) {
 			// expression against the seven kinds it matches, one policy at a
 			// time; the RedirectPolicy's (some 300 variables since issue 13)
 			// took 34 s on a loaded 2-CPU machine, over 60 s beside other
-			// tests. It is status only: admission does not wait for it.
-			if err := eventually(ctx, 150*time.Second, func() error {
+			// tests, and since issue 21's rules over 150 s beside them. It
+			// is status only: admission does not wait for it.
+			if err := eventually(ctx, 5*time.Minute, func() error {
 				checked, err := e.Kubectl(ctx, "", "get", "validatingadmissionpolicy", policy, "-o", "jsonpath={.status.observedGeneration}")
 				if err != nil || checked == "" {
 					return fmt.Errorf("ValidatingAdmissionPolicy %s not type-checked yet (%v)", policy, err)
@@ -263,8 +280,27 @@ func endToEnd(t *testing.T, ctx context.Context, e *env, injector string) {
 		if len(args) == 0 || args[0] != "apply" {
 			t.Fatalf("%s args %q, want apply ...", redirectName, args)
 		}
+		// Such a container could rewrite the rules: the RedirectPolicy
+		// refuses it (ephemeral containers are checked like any), unless
+		// interception is Optional with no port listed. The test makes the
+		// default RedirectPolicy so for the re-runs.
+		debug := func(name string) (string, error) {
+			return e.Kubectl(ctx, "", append([]string{"-n", labelled, "debug", "app", "--container", name, "--image", img.Redirector, "--profile", "netadmin", "--arguments-only", "--"}, args...)...)
+		}
+		if _, err := debug("rerun-0"); err == nil || !strings.Contains(err.Error(), "container rerun-0 must not add capability NET_ADMIN") {
+			t.Errorf("kubectl debug --profile netadmin: %v; want the RedirectPolicy's refusal", err)
+		}
+		interception := func(to string) {
+			e.must(t, ctx, "-n", releaseNamespace, "patch", "redirectpolicy", "default", "--type", "merge", "-p", `{"spec":{"interception":"`+to+`"}}`)
+		}
+		interception("Optional")
+		defer interception("AllowOptOut")
 		for _, name := range []string{"rerun-1", "rerun-2"} {
-			e.must(t, ctx, append([]string{"-n", labelled, "debug", "app", "--container", name, "--image", img.Redirector, "--profile", "netadmin", "--arguments-only", "--"}, args...)...)
+			// The API server's policy informer sees the RedirectPolicy's
+			// change after a moment.
+			if err := eventually(ctx, 60*time.Second, func() error { _, err := debug(name); return err }); err != nil {
+				t.Fatal(err)
+			}
 			var code string
 			if err := eventually(ctx, 90*time.Second, func() error {
 				code = e.must(t, ctx, "-n", labelled, "get", "pod", "app", "-o", `jsonpath={.status.ephemeralContainerStatuses[?(@.name=="`+name+`")].state.terminated.exitCode}`)
@@ -333,7 +369,7 @@ func endToEnd(t *testing.T, ctx context.Context, e *env, injector string) {
 
 		e.apply(t, ctx, harness.RequiredOutboundPortPolicy(labelled, "require-443", 443))
 		defer e.must(t, ctx, "-n", labelled, "delete", "redirectpolicy", "require-443")
-		wantErr := "container sneaky would run as the proxy"
+		wantErr := "container sneaky must set securityContext.runAsUser (its own or the pod's) to a UID other than the proxy's 1337"
 		if err := eventually(ctx, 60*time.Second, func() error {
 			err := create(labelled, img.ProxyUIDPod("sneaky"))
 			if err == nil {
@@ -345,6 +381,33 @@ func endToEnd(t *testing.T, ctx context.Context, e *env, injector string) {
 			return nil
 		}); err != nil {
 			t.Fatal(err)
+		}
+	})
+
+	timed("in a namespace labelled meshinit.io/pod-security=baseline (PodSecurity's own enforce privileged), an injected pod is admitted and its traffic redirected; a hostPath pod is refused", func(t *testing.T) {
+		baseline := e.createNamespace(t, ctx, "e2e-baseline", map[string]string{
+			injectionLabel: "enabled", harness.PodSecurityLabel: "baseline", harness.EnforceLabel: "privileged"})
+		want := `violates PodSecurity "baseline:v1.37" (namespace label ` + harness.PodSecurityLabel + `): hostPath volumes (volume "host")`
+		// The API server's policy informer sees the new namespace after a moment.
+		if err := eventually(ctx, 60*time.Second, func() error {
+			err := create(baseline, img.HostPathPod("host"))
+			if err == nil {
+				e.must(t, ctx, "-n", baseline, "delete", "pod", "host", "--wait=false")
+			}
+			if err == nil || !strings.Contains(err.Error(), want) {
+				return fmt.Errorf("creating a hostPath pod: %v; want an error containing %q", err, want)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		mustCreate(t, baseline, img.AppPod("app", nil, nil))
+		if got := e.initContainers(t, ctx, baseline, "app"); !slices.Equal(got, []string{redirectName}) {
+			t.Fatalf("init containers %v, want [%s]", got, redirectName)
+		}
+		ip := e.ready(t, ctx, baseline, "app")
+		if got, want := e.dial(t, ctx, plain, "client", "client", ip+":8080"), "proxy-in orig="+ip+":8080"; got != want {
+			t.Errorf("connection to the app's port 8080 answered %q, want %q", got, want)
 		}
 	})
 

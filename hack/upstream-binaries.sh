@@ -1,4 +1,18 @@
 #!/usr/bin/env bash
+# Copyright The meshinit Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 # Builds pinned upstream binaries (Kubernetes, etcd) from the tools module
 # hack/tools/go.mod into a cache outside the repository, keyed by version:
 #   ${MESHINIT_CACHE:-/var/cache/meshinit}/kubernetes-<version>/bin
@@ -17,10 +31,11 @@
 # Progress goes to stderr, the bin dir is the last line of output (on
 # stdout), so:
 #   KUBEBUILDER_ASSETS=$(hack/upstream-binaries.sh envtest | tail -1)
+{ # read whole before running: a checkout or merge while it runs (builds take minutes) cannot change the script under it
 set -euo pipefail
 
 case "${1:-}" in
-envtest) bins=(kube-apiserver kubectl etcd) ;;
+envtest) bins=(kube-apiserver kubectl etcd kube-controller-manager) ;;
 cluster) bins=(kube-apiserver kubectl etcd kubelet kube-controller-manager kube-scheduler kube-proxy) ;;
 *) echo "usage: $0 envtest|cluster [version]" >&2; exit 2 ;;
 esac
@@ -112,9 +127,9 @@ if [[ "$(module_version "$tools/$2")" != "$2" ]]; then
 	echo "hack/tools/$2/go.mod pins k8s.io/kubernetes $(module_version "$tools/$2"), not $2" >&2
 	exit 1
 fi
-build "$tools" kubectl etcd
+build "$tools" kubectl etcd kube-controller-manager
 build "$tools/$2" kube-apiserver
-for name in kubectl etcd; do
+for name in kubectl etcd kube-controller-manager; do
 	# Relative, so the cache may move; a binary built here before is replaced, so
 	# that every machine tests the same layout.
 	target=../../kubernetes-$pinned/bin/$name
@@ -126,3 +141,5 @@ for name in kubectl etcd; do
 	fi
 done
 echo "$bin"
+exit
+}

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package initimage
 
 import (
@@ -26,10 +42,18 @@ commands:
 
 Run "redirector apply -h" for the flags. apply and cleanup give up after
 --timeout (default 1m); an apply that fails removes the rules it applied.
+apply writes what it did for each IP family, or why it failed, to
+--termination-message-path (default /dev/termination-log, where the kubelet
+reads a container's termination message) when that file exists.
 `
 
 // DefaultTimeout is --timeout's default: how long apply and cleanup may take.
 const DefaultTimeout = time.Minute
+
+// DefaultTerminationMessagePath is --termination-message-path's default:
+// the file the kubelet mounts into a container (terminationMessagePath's
+// default) and shows as its termination message once it has exited.
+const DefaultTerminationMessagePath = "/dev/termination-log"
 
 // Main runs the redirector with args (without the program name) and returns
 // the exit code: 0 only when the command fully succeeded.
@@ -43,11 +67,20 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var err error
+	var outcomes []redirect.Outcome
 	switch name {
 	case "apply", "print":
 		timeout := DefaultTimeout
+		var message terminationMessage
 		if name == "apply" {
 			fs.DurationVar(&timeout, "timeout", DefaultTimeout, "give up, and remove the rules applied so far, after this long")
+			fs.Func("termination-message-path", "file to write what apply did for each IP family, or why it failed, to; the default is written only when it exists (the kubelet creates it) "+
+				"(default "+DefaultTerminationMessagePath+")", message.set)
+			defer func() {
+				if err != flag.ErrHelp {
+					message.write(log, outcomes, err)
+				}
+			}()
 		}
 		var cfg redirect.Config
 		if cfg, err = redirect.ParseFlags(fs, args); err != nil {
@@ -63,8 +96,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			break
 		}
 		log.Info("applying", "version", Version, "config", cfg.Fingerprint(), "args", cfg.Args())
-		err = withTimeout(ctx, timeout, func(ctx context.Context) error {
-			return redirect.Apply(ctx, plan, opts)
+		err = withTimeout(ctx, timeout, func(ctx context.Context) (err error) {
+			outcomes, err = redirect.Apply(ctx, plan, opts)
+			return err
 		})
 	case "cleanup":
 		timeout := fs.Duration("timeout", DefaultTimeout, "give up after this long")

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package kubectlplugin
 
 import (
@@ -184,7 +200,17 @@ func renewFix(in Install) string {
 	case certs.ModeFiles:
 		return fmt.Sprintf("kubectl -n %s create secret tls %s --cert=<new tls.crt> --key=<new tls.key> --dry-run=client -o yaml | kubectl apply -f -", ns, secret)
 	}
-	return fmt.Sprintf("kubectl -n %s delete secret %s && %s   # the webhook issues a new CA and certificate, and keeps the old CA in the caBundle meanwhile", ns, secret, deploymentFix(in, "rollout restart"))
+	return emptySecrets(ns, secret) + "   # the webhook, watching it, issues a new certificate"
+}
+
+// emptySecrets empties self-managed Secrets, which the webhook then fills
+// (it may not create them).
+func emptySecrets(ns string, names ...string) string {
+	var cmds []string
+	for _, n := range names {
+		cmds = append(cmds, fmt.Sprintf(`kubectl -n %s patch secret %s --type=json -p '[{"op":"remove","path":"/data"}]'`, ns, n))
+	}
+	return strings.Join(cmds, " && ")
 }
 
 // caFix replaces the CA, as the certificate mode does.
@@ -195,7 +221,8 @@ func caFix(in Install) string {
 	case certs.ModeFiles:
 		return "issue a new CA and serving certificate, then: " + renewFix(in) + " && " + trustFix(in)
 	}
-	return renewFix(in)
+	return emptySecrets(in.Release.Namespace, in.Server.Certs.CASecretName, servedSecret(in)) +
+		"   # the webhook, watching them, issues a new CA and certificate, and keeps the old CA in the caBundle meanwhile"
 }
 
 // deploymentFix is a kubectl command (verb) on the webhook's Deployment.

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package kubectlplugin
 
 import (
@@ -10,6 +26,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/meshinit/meshinit/api/v1alpha1"
 	"github.com/meshinit/meshinit/webhook"
@@ -127,36 +144,57 @@ func typeChecked(p admissionregistrationv1.ValidatingAdmissionPolicy, r release)
 	return ok(obj, "type-checked without warnings")
 }
 
-// bound: p has a binding; the RedirectPolicy one has both scopes.
+// bound: p has a binding; the RedirectPolicy one has both scopes (the
+// RedirectPolicies of meshinit's namespace, and each namespace's own), each
+// for both ways a pod opts in (its namespace, and its own label elsewhere:
+// the -labelled bindings, with an objectSelector).
 func bound(p admissionregistrationv1.ValidatingAdmissionPolicy, bindings []admissionregistrationv1.ValidatingAdmissionPolicyBinding, r release) []Finding {
 	if len(bindings) == 0 {
 		return []Finding{problem(object("ValidatingAdmissionPolicy", p.Name), "no ValidatingAdmissionPolicyBinding binds it: it is not enforced", helmFix(r))}
 	}
+	type scope struct {
+		paramNamespace string
+		labelled       bool
+	}
 	var out []Finding
-	scopes := map[string]bool{}
+	scopes := map[scope]bool{}
 	for _, b := range bindings {
-		scope := "everywhere"
-		if m := b.Spec.MatchResources; m != nil && (m.NamespaceSelector != nil || m.ObjectSelector != nil) {
-			scope = "where its matchResources select"
+		where := "everywhere"
+		m := b.Spec.MatchResources
+		if m != nil && (selects(m.NamespaceSelector) || selects(m.ObjectSelector)) {
+			where = "where its matchResources select"
 		}
 		if pr := b.Spec.ParamRef; pr != nil {
-			scope = "with the RedirectPolicies of each namespace"
+			where = "with the RedirectPolicies of each namespace"
 			if pr.Namespace != "" {
-				scope = "with the RedirectPolicies of namespace " + pr.Namespace + " everywhere"
+				where = "with the RedirectPolicies of namespace " + pr.Namespace + " everywhere"
 			}
-			scopes[pr.Namespace] = true
+			scopes[scope{pr.Namespace, m != nil && selects(m.ObjectSelector)}] = true
 		}
-		out = append(out, ok(object("ValidatingAdmissionPolicyBinding", b.Name), fmt.Sprintf("binds %s %s, validationActions %v", p.Name, scope, b.Spec.ValidationActions)))
+		out = append(out, ok(object("ValidatingAdmissionPolicyBinding", b.Name), fmt.Sprintf("binds %s %s, validationActions %v", p.Name, where, b.Spec.ValidationActions)))
 	}
 	if enforcesRedirectPolicies(p) {
-		if !scopes[r.Namespace] {
-			out = append(out, problem(object("ValidatingAdmissionPolicy", p.Name), "no binding reads the RedirectPolicies of meshinit's namespace "+r.Namespace+", which apply to every namespace", helmFix(r)))
-		}
-		if !scopes[""] {
-			out = append(out, problem(object("ValidatingAdmissionPolicy", p.Name), "no binding reads each namespace's own RedirectPolicies", helmFix(r)))
+		for _, want := range []struct {
+			scope
+			what string
+		}{
+			{scope{r.Namespace, false}, "the RedirectPolicies of meshinit's namespace " + r.Namespace + ", which apply to every namespace"},
+			{scope{"", false}, "each namespace's own RedirectPolicies"},
+			{scope{r.Namespace, true}, "the RedirectPolicies of meshinit's namespace " + r.Namespace + " for pods labelled meshinit.io/inject=true outside opted-in namespaces"},
+			{scope{"", true}, "each namespace's own RedirectPolicies for pods labelled meshinit.io/inject=true outside opted-in namespaces"},
+		} {
+			if !scopes[want.scope] {
+				out = append(out, problem(object("ValidatingAdmissionPolicy", p.Name), "no binding reads "+want.what, helmFix(r)))
+			}
 		}
 	}
 	return out
+}
+
+// selects: s narrows what it matches. The API server defaults a binding's
+// absent selectors to the empty one, which matches everything.
+func selects(s *metav1.LabelSelector) bool {
+	return s != nil && (len(s.MatchLabels) > 0 || len(s.MatchExpressions) > 0)
 }
 
 // checkInjector: pods are injected by the webhook (a

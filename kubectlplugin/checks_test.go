@@ -1,6 +1,23 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package kubectlplugin
 
 import (
+	"cmp"
 	"crypto/x509"
 	"errors"
 	"slices"
@@ -160,6 +177,17 @@ func TestChecks(t *testing.T) {
 			t.Fatalf("no policy %s", name)
 		}
 	}
+	// redirectPolicy is the RedirectPolicy's ValidatingAdmissionPolicy
+	// (the chart renders the PodSecurity guard's before it).
+	redirectPolicy := func(in *Install) *admissionregistrationv1.ValidatingAdmissionPolicy {
+		for i := range in.Policies {
+			if in.Policies[i].Name == "meshinit-redirectpolicy" {
+				return &in.Policies[i]
+			}
+		}
+		t.Fatal("no policy meshinit-redirectpolicy")
+		return nil
+	}
 	served := func(chains ...[]*x509.Certificate) func(*Install) {
 		return func(in *Install) {
 			in.Served = nil
@@ -202,7 +230,10 @@ func TestChecks(t *testing.T) {
 		}
 	}
 	policyMode := map[string]any{"injector": "policy"}
-	const selfManagedRenew = "kubectl -n meshinit-system delete secret meshinit-webhook-tls && kubectl -n meshinit-system rollout restart deployment/meshinit-webhook"
+	const (
+		selfManagedRenew = `kubectl -n meshinit-system patch secret meshinit-webhook-serving --type=json -p '[{"op":"remove","path":"/data"}]'`
+		selfManagedNewCA = `kubectl -n meshinit-system patch secret meshinit-webhook-signer --type=json -p '[{"op":"remove","path":"/data"}]' && ` + selfManagedRenew
+	)
 	const selfManagedTrust = "kubectl -n meshinit-system rollout restart deployment/meshinit-webhook"
 	for _, c := range []struct {
 		name    string
@@ -214,15 +245,17 @@ func TestChecks(t *testing.T) {
 		{name: "a healthy installation"},
 		{name: "the CRD not served", changes: []func(*Install){func(in *Install) { in.RedirectPolicyServed = false }},
 			want: []want{{"CustomResourceDefinition redirectpolicies.meshinit.io", "not served", "kubectl apply -f charts/meshinit/crds/meshinit.io_redirectpolicies.yaml"}}},
-		{name: "a policy not type-checked yet", changes: []func(*Install){func(in *Install) { in.Policies[0].Status.ObservedGeneration = 0 }},
+		{name: "a policy not type-checked yet", changes: []func(*Install){func(in *Install) { redirectPolicy(in).Status.ObservedGeneration = 0 }},
 			want: []want{{"ValidatingAdmissionPolicy meshinit-redirectpolicy", "not type-checked yet (status.observedGeneration 0, generation 1)", "kubectl meshinit check"}}},
 		{name: "type checking warns", changes: []func(*Install){func(in *Install) {
-			in.Policies[0].Status.TypeChecking.ExpressionWarnings = []admissionregistrationv1.ExpressionWarning{{FieldRef: "spec.validations[0].expression", Warning: "undefined field 'nam'"}}
+			redirectPolicy(in).Status.TypeChecking.ExpressionWarnings = []admissionregistrationv1.ExpressionWarning{{FieldRef: "spec.validations[0].expression", Warning: "undefined field 'nam'"}}
 		}}, want: []want{{"ValidatingAdmissionPolicy meshinit-redirectpolicy", "type checking warns 1 time: spec.validations[0].expression: undefined field 'nam'", "helm upgrade meshinit charts/meshinit -n meshinit-system --reuse-values"}}},
 		{name: "the RedirectPolicy policy deleted", changes: []func(*Install){policyNamed("meshinit-redirectpolicy")}, want: []want{
 			{"ValidatingAdmissionPolicy", "enforces RedirectPolicies: they are not enforced", "--set policy.enabled=true"},
 			{"ValidatingAdmissionPolicyBinding meshinit-redirectpolicy-cluster", "which does not exist", "helm upgrade"},
+			{"ValidatingAdmissionPolicyBinding meshinit-redirectpolicy-cluster-labelled", "which does not exist", "helm upgrade"},
 			{"ValidatingAdmissionPolicyBinding meshinit-redirectpolicy-namespace", "which does not exist", "helm upgrade"},
+			{"ValidatingAdmissionPolicyBinding meshinit-redirectpolicy-namespace-labelled", "which does not exist", "helm upgrade"},
 		}},
 		{name: "the caBundle policy deleted", changes: []func(*Install){policyNamed("meshinit-webhook-cabundle")}, want: []want{
 			{"ValidatingAdmissionPolicy", "keeps the webhook's ServiceAccount to the caBundle", "helm upgrade"},
@@ -232,8 +265,24 @@ func TestChecks(t *testing.T) {
 			in.Bindings = slices.DeleteFunc(in.Bindings, func(b admissionregistrationv1.ValidatingAdmissionPolicyBinding) bool {
 				return b.Name == "meshinit-redirectpolicy-namespace"
 			})
-		}}, want: []want{{"ValidatingAdmissionPolicy meshinit-redirectpolicy", "each namespace's own RedirectPolicies", "helm upgrade"}}},
+		}}, want: []want{{"ValidatingAdmissionPolicy meshinit-redirectpolicy", "no binding reads each namespace's own RedirectPolicies", "helm upgrade"}}},
+		{name: "the labelled namespace binding deleted", changes: []func(*Install){func(in *Install) {
+			in.Bindings = slices.DeleteFunc(in.Bindings, func(b admissionregistrationv1.ValidatingAdmissionPolicyBinding) bool {
+				return b.Name == "meshinit-redirectpolicy-namespace-labelled"
+			})
+		}}, want: []want{{"ValidatingAdmissionPolicy meshinit-redirectpolicy", "each namespace's own RedirectPolicies for pods labelled meshinit.io/inject=true outside opted-in namespaces", "helm upgrade"}}},
+		{name: "selectors as the API server defaults them (absent ones empty)", changes: []func(*Install){func(in *Install) {
+			for i := range in.Bindings {
+				m := in.Bindings[i].Spec.MatchResources
+				if m == nil {
+					continue
+				}
+				m.NamespaceSelector = cmp.Or(m.NamespaceSelector, &metav1.LabelSelector{})
+				m.ObjectSelector = cmp.Or(m.ObjectSelector, &metav1.LabelSelector{})
+			}
+		}}},
 		{name: "no binding", changes: []func(*Install){func(in *Install) { in.Bindings = nil }}, want: []want{
+			{"ValidatingAdmissionPolicy meshinit-pod-security", "no ValidatingAdmissionPolicyBinding binds it", "helm upgrade"},
 			{"ValidatingAdmissionPolicy meshinit-redirectpolicy", "no ValidatingAdmissionPolicyBinding binds it", "helm upgrade"},
 			{"ValidatingAdmissionPolicy meshinit-webhook-cabundle", "no ValidatingAdmissionPolicyBinding binds it", "helm upgrade"},
 		}},
@@ -282,18 +331,18 @@ func TestChecks(t *testing.T) {
 		{name: "an expired CA", changes: []func(*Install){served(tc.servedByExpiredCA), caBundle(tc.expiredCA.CertPEM())}, want: []want{
 			{"serving certificate", "x509: certificate has expired or is not yet valid", selfManagedTrust},
 			{"serving certificate", "expired 35 hours ago", selfManagedRenew},
-			{"CA expired-ca", "expired 24 hours ago", selfManagedRenew},
+			{"CA expired-ca", "expired 24 hours ago", selfManagedNewCA},
 		}},
 		{name: "a CA that expires within a week", changes: []func(*Install){served(tc.servedBySoonCA), caBundle(tc.soonCA.CertPEM())}, want: []want{
 			{"serving certificate", "hours (", selfManagedRenew},
-			{"CA soon-ca", "expires in 3 days", selfManagedRenew},
+			{"CA soon-ca", "expires in 3 days", selfManagedNewCA},
 		}},
 		{name: "endpoints unreachable, the Secret read", changes: []func(*Install){func(in *Install) {
-			in.Served = []Served{{From: "endpoint 10.0.0.1:9443", Err: errors.New("i/o timeout")}, {From: "Secret meshinit-system/meshinit-webhook-tls", Chain: tc.serving}}
+			in.Served = []Served{{From: "endpoint 10.0.0.1:9443", Err: errors.New("i/o timeout")}, {From: "Secret meshinit-system/meshinit-webhook-serving", Chain: tc.serving}}
 		}}},
 		{name: "nothing readable", changes: []func(*Install){func(in *Install) {
-			in.Served = []Served{{From: "endpoint 10.0.0.1:9443", Err: errors.New("i/o timeout")}, {From: "Secret meshinit-system/meshinit-webhook-tls", Err: errors.New("RBAC does not allow you to get secrets")}}
-		}}, want: []want{{"serving certificate", "cannot be read: endpoint 10.0.0.1:9443: i/o timeout; Secret meshinit-system/meshinit-webhook-tls: RBAC does not allow you to get secrets", "as a user who may get secrets in meshinit-system"}}},
+			in.Served = []Served{{From: "endpoint 10.0.0.1:9443", Err: errors.New("i/o timeout")}, {From: "Secret meshinit-system/meshinit-webhook-serving", Err: errors.New("RBAC does not allow you to get secrets")}}
+		}}, want: []want{{"serving certificate", "cannot be read: endpoint 10.0.0.1:9443: i/o timeout; Secret meshinit-system/meshinit-webhook-serving: RBAC does not allow you to get secrets", "as a user who may get secrets in meshinit-system"}}},
 		{name: "cert-manager: an expired serving certificate", values: map[string]any{"certManager": map[string]any{"enabled": true}}, changes: []func(*Install){served(tc.expired)}, want: []want{
 			{"serving certificate", "the caBundle does not trust it", "kubectl -n cert-manager rollout restart deployment/cert-manager-cainjector"},
 			{"serving certificate", "expired", "cmctl renew -n meshinit-system meshinit-webhook"},

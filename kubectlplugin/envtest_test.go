@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package kubectlplugin
 
 import (
@@ -174,7 +190,8 @@ func TestAgainstAPIServer(t *testing.T) {
 		policy := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "meshinit.io/v1alpha1", "kind": "RedirectPolicy",
 			"metadata": map[string]any{"name": "require-8080", "namespace": "app"},
-			"spec":     map[string]any{"requiredInboundPorts": []any{int64(8080)}},
+			// Only port 8080: interception defaults to Required, every port.
+			"spec": map[string]any{"requiredInboundPorts": []any{int64(8080)}, "interception": "AllowOptOut"},
 		}}
 		if err := e.objects.Create(ctx, policy); err != nil {
 			t.Fatal(err)
@@ -213,7 +230,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		e.setCABundle(t, other.CertPEM())
 		e.mustPlugin(t, 1, []string{
 			"endpoint " + endpointAddr + ": ", // not reachable now
-			"served by Secret meshinit-system/meshinit-webhook-tls: the caBundle does not trust it for meshinit-webhook.meshinit-system.svc",
+			"served by Secret meshinit-system/meshinit-webhook-serving: the caBundle does not trust it for meshinit-webhook.meshinit-system.svc",
 			"kubectl -n meshinit-system rollout restart deployment/meshinit-webhook",
 		}, "check")
 	})
@@ -228,7 +245,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		secret, err := e.admin.CoreV1().Secrets(testNamespace).Get(ctx, "meshinit-webhook-tls", metav1.GetOptions{})
+		secret, err := e.admin.CoreV1().Secrets(testNamespace).Get(ctx, "meshinit-webhook-serving", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,9 +256,9 @@ func TestAgainstAPIServer(t *testing.T) {
 		e.setCABundle(t, ca.CertPEM())
 		e.mustPlugin(t, 1, []string{
 			"x509: certificate has expired or is not yet valid",
-			"served by Secret meshinit-system/meshinit-webhook-tls: expired 36 hours ago",
+			"served by Secret meshinit-system/meshinit-webhook-serving: expired 36 hours ago",
 			"in the caBundle, signed the serving certificate: expired 24 hours ago",
-			"kubectl -n meshinit-system delete secret meshinit-webhook-tls && kubectl -n meshinit-system rollout restart deployment/meshinit-webhook",
+			`kubectl -n meshinit-system patch secret meshinit-webhook-signer --type=json -p '[{"op":"remove","path":"/data"}]' && kubectl -n meshinit-system patch secret meshinit-webhook-serving --type=json -p '[{"op":"remove","path":"/data"}]'`,
 		}, "check")
 	})
 }
@@ -375,9 +392,7 @@ func (w *testWriter) Write(p []byte) (int, error) {
 func (e *apiServerEnv) createNamespace(t *testing.T, name string, labels map[string]string) {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
-	if _, err := e.admin.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Namespace(t, e.server.Config, ns)
 }
 
 func (e *apiServerEnv) label(t *testing.T, namespace, key, value string) {
@@ -388,9 +403,16 @@ func (e *apiServerEnv) label(t *testing.T, namespace, key, value string) {
 	}
 }
 
-// podSpec is the test's pods' spec.
+// podSpec is the test's pods' spec: an app that keeps to what a
+// RedirectPolicy requires of every container (its own UID and GID, no
+// privilege escalation, no capabilities), so the policies refuse these pods
+// for what each test changes, not for the app.
 func podSpec() corev1.PodSpec {
-	return corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1"}}}
+	return corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1",
+		SecurityContext: &corev1.SecurityContext{
+			RunAsUser: ptr.To[int64](65532), RunAsGroup: ptr.To[int64](65532), AllowPrivilegeEscalation: ptr.To(false),
+			Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		}}}}
 }
 
 // createPod creates pod, injected as the webhook injects it under the

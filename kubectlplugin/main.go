@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package kubectlplugin
 
 import (
@@ -64,10 +80,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, o *option
 	case errors.As(err, &found):
 		return exitProblem
 	case errors.As(err, &usage) || strings.HasPrefix(err.Error(), "unknown command"):
-		fmt.Fprintf(stderr, "error: %v\nSee 'kubectl meshinit --help'.\n", err)
+		fmt.Fprintf(stderr, "error: %s\nSee 'kubectl meshinit --help'.\n", clean(err.Error()))
 		return exitUsage
 	}
-	fmt.Fprintf(stderr, "error: %v\n", err)
+	fmt.Fprintf(stderr, "error: %s\n", clean(err.Error())) // an API error may quote the cluster
 	return exitProblem
 }
 

@@ -1,12 +1,33 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package kubectlplugin
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"k8s.io/cli-runtime/pkg/printers"
 
@@ -19,20 +40,77 @@ const (
 	outputJSON  = "json"
 )
 
-// printJSON writes v as indented JSON.
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+// Everything printed that came from the cluster (names, messages,
+// annotations, arguments) goes through clean, in tables, or through
+// printJSON: anyone who may create a pod or a policy chooses some of it,
+// and a terminal acts on control characters.
+
+// unsafe reports whether a terminal could act on r, or a reader be fooled
+// by it: control characters (C0, newline and tab included, which would
+// forge lines and columns; DEL; C1, among them the 8-bit CSI) and Unicode
+// format characters (bidirectional overrides, zero-width ones).
+func unsafe(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }
+
+// clean writes each unsafe character of s as its Go escape (\x1b, \n,
+// \u202e), and invalid UTF-8 as U+FFFD.
+func clean(s string) string {
+	if strings.IndexFunc(s, unsafe) < 0 && utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unsafe(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
-// table writes rows under a header, aligned as kubectl aligns them.
+// printJSON writes v as indented JSON. encoding/json escapes C0 controls
+// (and replaces invalid UTF-8); the other unsafe characters are escaped
+// too (\u009b), so the JSON reads back the same and prints harmlessly.
+func printJSON(w io.Writer, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	out := buf.Bytes()
+	if bytes.IndexFunc(out, func(r rune) bool { return r >= 0x7f && unsafe(r) }) >= 0 {
+		var esc bytes.Buffer
+		for _, r := range string(out) {
+			switch {
+			case r < 0x7f || !unsafe(r):
+				esc.WriteRune(r)
+			case r > 0xffff:
+				hi, lo := utf16.EncodeRune(r)
+				fmt.Fprintf(&esc, `\u%04x\u%04x`, hi, lo)
+			default:
+				fmt.Fprintf(&esc, `\u%04x`, r)
+			}
+		}
+		out = esc.Bytes()
+	}
+	_, err := w.Write(out)
+	return err
+}
+
+// table writes rows under a header, aligned as kubectl aligns them; every
+// cell is cleaned.
 func table(w io.Writer, header []string, rows [][]string) error {
 	tw := printers.GetNewTabWriter(w)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = clean(c)
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
 }
@@ -53,7 +131,7 @@ func fixes(w io.Writer, items [][2]string) {
 	}
 	fmt.Fprintln(w, "\nTo fix:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %s:\n    %s\n", strings.Join(what[c], ", "), c)
+		fmt.Fprintf(w, "  %s:\n    %s\n", clean(strings.Join(what[c], ", ")), clean(c))
 	}
 }
 
@@ -74,7 +152,7 @@ func printFindings(w io.Writer, format string, r release, findings []Finding) er
 			Problems int       `json:"problems"`
 		}{r, findings, n})
 	}
-	fmt.Fprintf(w, "meshinit %s\n\n", r)
+	fmt.Fprintf(w, "meshinit %s\n\n", clean(r.String()))
 	var rows [][]string
 	var todo [][2]string
 	for _, f := range findings {
@@ -138,7 +216,7 @@ func printAudit(w io.Writer, format string, r AuditReport) error {
 	}
 	policies := "none"
 	if len(r.RedirectPolicies) > 0 {
-		policies = strings.Join(r.RedirectPolicies, ", ")
+		policies = clean(strings.Join(r.RedirectPolicies, ", "))
 	}
 	fmt.Fprintf(w, "RedirectPolicies: %s\n\n", policies)
 	if len(r.Results) == 0 {
@@ -171,12 +249,12 @@ func printExplain(w io.Writer, format string, e Explanation) error {
 	if e.Why != "" {
 		state += " (" + e.Why + ")"
 	}
-	fmt.Fprintf(w, "Pod:       %s/%s\nWorkload:  %s\nState:     %s: %s\n", e.Namespace, e.Name, e.Workload, state, e.Detail)
+	fmt.Fprintf(w, "Pod:       %s/%s\nWorkload:  %s\nState:     %s: %s\n", clean(e.Namespace), clean(e.Name), clean(e.Workload.String()), clean(state), clean(e.Detail))
 	if e.Fix != "" {
-		fmt.Fprintf(w, "Fix:       %s\n", e.Fix)
+		fmt.Fprintf(w, "Fix:       %s\n", clean(e.Fix))
 	}
 	for _, k := range slices.Sorted(maps.Keys(e.Annotations)) {
-		fmt.Fprintf(w, "Annotation: %s=%q\n", k, e.Annotations[k])
+		fmt.Fprintf(w, "Annotation: %s=%s\n", clean(k), clean(strconv.Quote(e.Annotations[k])))
 	}
 	printRedirect(w, "The redirect its "+webhook.ContainerName+" applies", e.Running)
 	printRedirect(w, "The redirect the installed configuration gives it when it is created again", e.Wanted)
@@ -191,13 +269,13 @@ func printRedirect(w io.Writer, title string, r *Redirect) {
 		return
 	}
 	fmt.Fprintf(w, "\n%s:\n", title)
-	fmt.Fprintf(w, "  args: %s\n", strings.Join(r.Args, " "))
+	fmt.Fprintf(w, "  args: %s\n", clean(strings.Join(r.Args, " ")))
 	if r.Error != "" {
-		fmt.Fprintf(w, "  not the redirector's: %s\n", r.Error)
+		fmt.Fprintf(w, "  not the redirector's: %s\n", clean(r.Error))
 		return
 	}
 	fmt.Fprintf(w, "  iptables rules (as `redirector print` shows them):\n")
 	for _, line := range strings.Split(strings.TrimRight(r.Rules, "\n"), "\n") {
-		fmt.Fprintf(w, "    %s\n", line)
+		fmt.Fprintf(w, "    %s\n", clean(line))
 	}
 }

@@ -1,9 +1,28 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package kubectlplugin
 
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/meshinit/meshinit/internal/testkit"
 )
@@ -63,5 +82,68 @@ func TestJSON(t *testing.T) {
 	}
 	if got.Problems != 1 || got.Findings[0] != in[0] || got.Release.Namespace != "ns" || !bytes.Contains(b.Bytes(), []byte("a -> b")) {
 		t.Errorf("-o json:\n%s", b.String())
+	}
+}
+
+// hostile is what a pod's or a policy's author could put in a name,
+// message or annotation to act on the terminal of whoever runs kubectl
+// meshinit, or to forge its output: an escape sequence (clear the screen,
+// title), 8-bit CSI, DEL, a carriage return and a newline with a forged
+// row, a tab (a forged column), a right-to-left override and a zero-width
+// space, a language tag (outside the BMP), and invalid UTF-8.
+const hostile = "web\x1b[2J\x1b]0;pwned\x07\u009b31m\x7f\rOK\nok\tforged row\u202eevil\u200b\U000E0001\xff"
+
+// TestHostileStringsPrintHarmlessly: every command's table and JSON print
+// what came from the cluster with no character a terminal acts on (only
+// the output's own newlines, and the tables' padding), in as many lines as
+// with harmless strings; the JSON reads back as the same strings.
+func TestHostileStringsPrintHarmlessly(t *testing.T) {
+	printers := func(s string) map[string]func(w *bytes.Buffer, format string) error {
+		r := release{Name: s, Namespace: s}
+		findings := []Finding{problem(s, s, s)}
+		pods := PodsReport{Problems: 1, Workloads: []WorkloadReport{{Namespace: s, Workload: Workload{"Deployment", s}, Fix: s,
+			Pods: []PodReport{{Name: s, State: StateStale, Why: s, Detail: s, Problem: true}}}}}
+		audit := auditReport([]string{s}, []AuditResult{{Namespace: s, Kind: "Pod", Name: s, Workload: s, Verdict: VerdictRefused, Message: s, Fix: s}})
+		explanation := Explanation{PodReport: PodReport{Namespace: s, Name: s, State: StateStale, Why: s, Detail: s}, Workload: Workload{"Pod", s}, Fix: s,
+			Annotations: map[string]string{s: s}, Running: &Redirect{Args: []string{s}, Error: s}}
+		return map[string]func(w *bytes.Buffer, format string) error{
+			"check":   func(w *bytes.Buffer, f string) error { return printFindings(w, f, r, findings) },
+			"pods":    func(w *bytes.Buffer, f string) error { return printPods(w, f, pods) },
+			"audit":   func(w *bytes.Buffer, f string) error { return printAudit(w, f, audit) },
+			"explain": func(w *bytes.Buffer, f string) error { return printExplain(w, f, explanation) },
+		}
+	}
+	harmless := printers("web")
+	for name, print := range printers(hostile) {
+		t.Run(name, func(t *testing.T) {
+			for _, format := range []string{outputTable, outputJSON} {
+				var b, plain bytes.Buffer
+				if err := print(&b, format); err != nil {
+					t.Fatal(err)
+				}
+				if err := harmless[name](&plain, format); err != nil {
+					t.Fatal(err)
+				}
+				out := b.String()
+				if i := strings.IndexFunc(out, func(r rune) bool { return r != '\n' && unsafe(r) }); i >= 0 || !utf8.ValidString(out) {
+					t.Errorf("%s output holds an unsafe character at %d (or invalid UTF-8):\n%q", format, i, out)
+				}
+				if !strings.Contains(out, `\x1b[2J`) && !strings.Contains(out, `\u001b[2J`) {
+					t.Errorf("%s output does not show the escape sequence escaped:\n%s", format, out)
+				}
+				if n, want := strings.Count(out, "\n"), strings.Count(plain.String(), "\n"); n != want {
+					t.Errorf("%s output of %d lines, %d with harmless strings: a newline in the data forged one:\n%s", format, n, want, out)
+				}
+				if format == outputJSON {
+					var back any
+					if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+						t.Fatalf("JSON: %v", err)
+					}
+					if want := strings.ToValidUTF8(hostile, "\uFFFD"); !strings.Contains(fmt.Sprint(back), want) {
+						t.Errorf("the JSON does not read back as the strings it was given:\n%s", out)
+					}
+				}
+			}
+		})
 	}
 }

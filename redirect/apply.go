@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package redirect
 
 import (
@@ -52,46 +68,55 @@ func (o *Options) setDefaults() {
 // anything fails, or ctx ends, meshinit's rules are removed from both
 // families with a context of their own (RollbackTimeout), so the pod never
 // runs with half a ruleset. Applying the same plan again is a no-op.
-func Apply(ctx context.Context, plan Plan, opts Options) error {
+//
+// IPv4 is always programmed. IPv6 is programmed whenever the kernel has
+// IPv6 (see decideIPv6), whether or not the pod has an IPv6 address yet: the
+// redirect, or under --ipv6=off its refusal (closedRuleset), so an address
+// added later opens no route around the proxy. It returns what it did for
+// each family, for the log and the init container's termination message.
+func Apply(ctx context.Context, plan Plan, opts Options) ([]Outcome, error) {
 	opts.setDefaults()
 	log := opts.Logger
 	if err := plan.Config.Validate(); err != nil {
-		return err
+		return nil, err
 	}
 	det, err := detectBackend(ctx, opts.Runner, opts.ProcNet, plan.Config.IptablesMode)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	log.Info("iptables backend chosen", "backend", det.mode, "version", det.version, "reason", det.reason)
+	log.Info("iptables backend chosen", "backend", det.mode, "reason", det.reason)
 	if det.otherRules > 0 && plan.Config.IptablesMode != IptablesAuto {
 		log.Warn("the other iptables backend also holds rules; both apply to packets, which is confusing to debug",
 			"other", otherMode(det.mode), "rules", det.otherRules)
 	}
 
 	families := []Ruleset{plan.IPv4}
-	if use, why := useIPv6(plan.Config.IPv6, filepath.Join(opts.ProcNet, "if_inet6")); use && plan.IPv6 != nil {
-		log.Info("IPv6 rules will be applied", "reason", why)
-		families = append(families, *plan.IPv6)
-	} else {
-		log.Info("IPv6 rules skipped", "reason", why)
+	outcomes := []Outcome{{Family: IPv4, Action: ActionRedirected, Reason: "IPv4 is always programmed"}}
+	v6 := decideIPv6(plan.Config.IPv6, filepath.Join(opts.ProcNet, "if_inet6"))
+	if v6.Action != ActionNone {
+		families = append(families, *plan.ipv6())
 	}
+	outcomes = append(outcomes, v6)
+	log.Info("IPv6 decided", "action", v6.Action, "reason", v6.Reason)
 	states, err := survey(ctx, opts, det, families, plan.Config.CaptureDNS != DNSCaptureOff)
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	for i, rs := range families {
 		b := backend{det.mode, rs.Family}
-		if err := applyRuleset(ctx, opts.Runner, b, states[i], rs); err != nil {
-			return rollback(ctx, opts, det.mode, err)
+		after, err := applyRuleset(ctx, opts.Runner, b, states[i], rs)
+		if err != nil {
+			return nil, rollback(ctx, opts, det.mode, err)
 		}
-		chains, rules := 0, 0
+		o := &outcomes[i]
+		o.Backend = b.String()
 		for _, t := range rs.Tables {
-			chains, rules = chains+len(t.Chains), rules+len(t.Rules)
+			o.Chains, o.Rules = o.Chains+len(t.Chains), o.Rules+len(t.Rules)
 		}
-		log.Info("rules in place", "backend", b.String(), "chains", chains, "rules", rules)
+		log.Info("rules in place", "backend", o.Backend, "version", after.version, "action", o.Action, "chains", o.Chains, "rules", o.Rules)
 	}
-	return nil
+	return outcomes, nil
 }
 
 // survey reads both backends' tables of every family to be programmed (the
@@ -122,7 +147,7 @@ func survey(ctx context.Context, opts Options, det detection, families []Ruleset
 				opts.Logger.Info("not looking for rules in the way in an unusable backend", "backend", b.String(), "reason", r.err)
 				continue
 			}
-			found = append(found, findConflicts(b, r.state, dns)...)
+			found = append(found, findConflicts(b, r.state, dns, rs.closed())...)
 		}
 	}
 	for _, c := range found {
@@ -153,23 +178,23 @@ func rollback(ctx context.Context, opts Options, mode IptablesMode, cause error)
 }
 
 // applyRuleset replaces meshinit's rules in one family's tables, whose
-// state was read before, and checks the result.
-func applyRuleset(ctx context.Context, run Runner, b backend, state tableState, rs Ruleset) error {
+// state was read before, and checks the result, which it returns.
+func applyRuleset(ctx context.Context, run Runner, b backend, state tableState, rs Ruleset) (tableState, error) {
 	if err := restore(ctx, run, b, restoreScript(state, rs)); err != nil {
-		return err
+		return tableState{}, err
 	}
 	after, err := readTables(ctx, run, b)
 	if err != nil {
-		return err
+		return tableState{}, err
 	}
 	if !after.matches(rs) {
 		var found []string
 		for _, t := range ownTables {
 			found = append(found, after.footprint(t).lines...)
 		}
-		return fmt.Errorf("%s backend: after iptables-restore the tables do not hold the planned rules; found:\n%s", b, strings.Join(found, "\n"))
+		return tableState{}, fmt.Errorf("%s backend: after iptables-restore the tables do not hold the planned rules; found:\n%s", b, strings.Join(found, "\n"))
 	}
-	return nil
+	return after, nil
 }
 
 // readTables reads every table of one backend and family. A legacy table
@@ -236,27 +261,46 @@ func cleanupMode(ctx context.Context, opts Options, mode IptablesMode) error {
 	return joinErrors(errs)
 }
 
-// useIPv6 resolves the IPv6 mode; auto means "the pod has a global IPv6
-// address", read from /proc/net/if_inet6.
-func useIPv6(mode IPv6Mode, ifInet6Path string) (bool, string) {
-	switch mode {
-	case IPv6On:
-		return true, "--ipv6=on"
-	case IPv6Off:
-		return false, "--ipv6=off"
+// decideIPv6 decides what Apply programs for IPv6, and why, from the mode
+// and /proc/net/if_inet6 (ifInet6Path), which exists when the kernel has
+// IPv6. Not programming IPv6 is safe only when no IPv6 address can ever
+// come: a pod without one when its init container runs may get one later
+// (SLAAC, a late CNI step), and IPv6 TCP would then go around the proxy.
+// So a kernel with IPv6 always gets IPv6 rules: under on and auto the
+// redirect (inert until an address comes, then taking its traffic to the
+// proxy), under off its refusal. Only a kernel without IPv6, where no
+// address can come, gets none; --ipv6=on then fails in ip6tables, as asked.
+// A file that exists but cannot be read counts as IPv6: it fails closed.
+func decideIPv6(mode IPv6Mode, ifInet6Path string) Outcome {
+	o := Outcome{Family: IPv6, Action: ActionRedirected}
+	if mode == IPv6On {
+		o.Reason = "--ipv6=on"
+		return o
+	}
+	if mode == IPv6Off {
+		o.Action = ActionRefused
 	}
 	f, err := os.Open(ifInet6Path)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, "IPv6 is disabled in this kernel"
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return Outcome{Family: IPv6, Action: ActionNone,
+			Reason: fmt.Sprintf("--ipv6=%s and the kernel has no IPv6 (no %s): no IPv6 address can come later, so there is nothing to redirect or refuse", mode, ifInet6Path)}
+	case err != nil:
+		o.Reason = "cannot read " + ifInet6Path + " (" + err.Error() + "), so the kernel may have IPv6"
+	default:
+		defer f.Close()
+		if iface, ok := globalIPv6Interface(f); ok {
+			o.Reason = "the kernel has IPv6 and interface " + iface + " a global IPv6 address"
+		} else {
+			o.Reason = "the kernel has IPv6, though no interface has a global IPv6 address yet: the rules also cover one added later"
+		}
 	}
-	if err != nil {
-		return false, "cannot read " + ifInet6Path + ": " + err.Error()
+	if mode == IPv6Off {
+		o.Reason = "--ipv6=off: IPv6 is not redirected, and new IPv6 connections the redirect would take to a proxy are refused, since " + o.Reason
+	} else {
+		o.Reason = "--ipv6=auto and " + o.Reason
 	}
-	defer f.Close()
-	if iface, ok := globalIPv6Interface(f); ok {
-		return true, "interface " + iface + " has a global IPv6 address"
-	}
-	return false, "no interface has a global IPv6 address"
+	return o
 }
 
 // globalIPv6Interface scans /proc/net/if_inet6 lines

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package redirect
 
 import (
@@ -11,8 +27,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"github.com/coreos/go-iptables/iptables"
 )
 
 // backend is one iptables implementation for one family, named by the
@@ -35,21 +49,6 @@ func (b backend) binary() string {
 func (b backend) save() string    { return b.binary() + "-save" }
 func (b backend) restore() string { return b.binary() + "-restore" }
 
-// version asks the backend's binary for its version through go-iptables,
-// which also resolves it on PATH the way every later call will.
-func (b backend) version() string {
-	proto := iptables.ProtocolIPv4
-	if b.family == IPv6 {
-		proto = iptables.ProtocolIPv6
-	}
-	ipt, err := iptables.New(iptables.Path(b.binary()), iptables.IPFamily(proto))
-	if err != nil {
-		return "unknown (" + err.Error() + ")"
-	}
-	major, minor, patch := ipt.GetIptablesVersion()
-	return fmt.Sprintf("v%d.%d.%d", major, minor, patch)
-}
-
 func (b backend) String() string { return fmt.Sprintf("%s %s", b.mode, b.family) }
 
 // backendModes are the two backends, in the order reads are kept.
@@ -63,8 +62,6 @@ type detection struct {
 	state tableState
 	// otherRules counts the rules the backend not chosen holds.
 	otherRules int
-	// version is what the chosen binary says of itself, for the log.
-	version string
 	// reads are both backends' IPv4 tables, in backendModes order.
 	reads [2]backendRead
 }
@@ -74,21 +71,12 @@ type detection struct {
 // previous meshinit run put them there, and mixing backends in one pod
 // confuses everyone), else nft.
 func detectBackend(ctx context.Context, run Runner, procNet string, requested IptablesMode) (detection, error) {
-	var versions [2]string
-	var wg sync.WaitGroup
-	for i, m := range backendModes {
-		wg.Go(func() { versions[i] = backend{m, IPv4}.version() })
-	}
 	reads, err := readFamily(ctx, run, procNet, IPv4)
-	wg.Wait()
 	if err != nil {
 		return detection{}, err
 	}
 	det, err := chooseBackend(requested, reads[0], reads[1])
-	if err == nil {
-		det.version = versions[slices.Index(backendModes[:], det.mode)]
-		det.reads = reads
-	}
+	det.reads = reads
 	return det, err
 }
 

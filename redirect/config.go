@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package redirect
 
 import (
@@ -10,10 +26,14 @@ import (
 type IPv6Mode string
 
 const (
-	// IPv6Auto programs IPv6 when the pod has a global IPv6 address.
+	// IPv6Auto redirects IPv6 when the kernel has IPv6, whether or not the
+	// pod has an IPv6 address yet (one may come later).
 	IPv6Auto IPv6Mode = "auto"
-	IPv6On   IPv6Mode = "on"
-	IPv6Off  IPv6Mode = "off"
+	// IPv6On always redirects IPv6.
+	IPv6On IPv6Mode = "on"
+	// IPv6Off does not redirect IPv6: new IPv6 connections the redirect
+	// would take to a proxy are refused instead (closedRuleset).
+	IPv6Off IPv6Mode = "off"
 )
 
 // IptablesMode selects the iptables backend.

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package redirect
 
 import (
@@ -33,6 +49,13 @@ func (c conflict) String() string {
 // CT --notrack rule that may match TCP is in the way: untracked packets skip
 // the nat table altogether.
 //
+// When meshinit refuses instead of redirecting (closed, see closedRuleset),
+// its jumps are appended to filter's INPUT and OUTPUT, and a rule of another
+// owner there that may match TCP and ACCEPTs, RETURNs, or jumps or goes to
+// another chain (which may accept) is in the way: the connection would pass
+// unrefused. One that drops or rejects is not: it refuses too. Without
+// closed, filter is not meshinit's concern.
+//
 // With DNS captured (dns), outbound UDP is meshinit's too: a rule in nat
 // OUTPUT that may match UDP is judged as one that may match TCP, and in raw
 // (outside PREROUTING, where only answers pass) so is any CT rule that may
@@ -40,9 +63,12 @@ func (c conflict) String() string {
 // meshinit's zones keep the app's DNS apart from the proxy's (see
 // dnsCapture). The check goes by protocol, not port: a UDP rule for another
 // port is refused too, which is safe and, in a pod, rare.
-func findConflicts(b backend, st tableState, dns bool) []conflict {
+func findConflicts(b backend, st tableState, dns, closed bool) []conflict {
 	var out []conflict
 	for _, r := range st.others {
+		if r.table == TableFilter && !closed {
+			continue
+		}
 		if why := inTheWay(r, st.userChains, dns); why != "" {
 			out = append(out, conflict{b, r, why})
 		}
@@ -59,7 +85,7 @@ var nonTerminating = []string{"LOG", "NFLOG", "ULOG", "TRACE", "AUDIT", "MARK", 
 func inTheWay(r tableRule, userChains []string, dns bool) string {
 	args := saveArgs(r.line)
 	chain, _, _ := strings.Cut(strings.TrimPrefix(r.line, "-A "), " ")
-	udp := dns && mayMatch(args, "udp", "17") && !(r.table == TableNat && chain != "OUTPUT") && !(r.table == TableRaw && chain == "PREROUTING")
+	udp := dns && mayMatch(args, "udp", "17") && chain != "PREROUTING" && chain != "INPUT"
 	if !mayMatch(args, "tcp", "6") && !udp {
 		return ""
 	}
@@ -69,6 +95,12 @@ func inTheWay(r tableRule, userChains []string, dns bool) string {
 		return "untracked packets skip NAT, so meshinit's redirect never sees them"
 	case r.table == TableRaw && target == "CT" && udp:
 		return "sets the conntrack zone of DNS packets before meshinit's rules, whose zones keep the app's DNS apart from the proxy's"
+	case r.table == TableFilter && (target == "DROP" || target == "REJECT"):
+		return ""
+	case r.table == TableFilter && (target == "ACCEPT" || target == "RETURN"):
+		return target + " ends the chain before meshinit's refusal"
+	case r.table == TableFilter && target != "" && !slices.Contains(nonTerminating, target):
+		return "jumps to " + target + " before meshinit's refusal, which may accept the connection"
 	case r.table != TableNat, target == "", slices.Contains(nonTerminating, target):
 		return ""
 	case flag == "-g":

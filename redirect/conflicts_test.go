@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package redirect
 
 import (
@@ -96,7 +112,7 @@ COMMIT
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, c := range findConflicts(backend{IptablesNFT, IPv4}, parseSave(tc.save), false) {
+			for _, c := range findConflicts(backend{IptablesNFT, IPv4}, parseSave(tc.save), false, false) {
 				got = append(got, c.why)
 			}
 			if !slices.Equal(got, tc.wants) {
@@ -152,7 +168,7 @@ COMMIT
 		t.Run(tc.name, func(t *testing.T) {
 			for _, dns := range []bool{true, false} {
 				var got []string
-				for _, c := range findConflicts(backend{IptablesNFT, IPv4}, parseSave(tc.save), dns) {
+				for _, c := range findConflicts(backend{IptablesNFT, IPv4}, parseSave(tc.save), dns, false) {
 					got = append(got, c.why)
 				}
 				want := tc.nodns
@@ -161,6 +177,59 @@ COMMIT
 				}
 				if !slices.Equal(got, want) {
 					t.Errorf("dns=%v: conflicts:\n got %q\nwant %q", dns, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestFindConflictsClosed: when meshinit refuses IPv6 instead of
+// redirecting it (--ipv6=off), a rule of another owner in filter's INPUT or
+// OUTPUT that may let TCP pass before meshinit's refusal is in the way; one
+// that drops or rejects, or does not match TCP, is not; and none is while
+// meshinit redirects, when filter is not its concern.
+func TestFindConflictsClosed(t *testing.T) {
+	c, err := ParseArgs([]string{"--capture-dns=all", "--ipv6=off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := restoreScript(tableState{}, *NewPlan(c).IPv6Closed)
+	for _, tc := range []struct {
+		name   string
+		save   string
+		closed []string // the "why" of each conflict while refusing
+	}{
+		{"meshinit's own refusal (a re-run)", own, nil},
+		{"rules of others in filter", `*filter
+:INPUT ACCEPT [0:0]
+:FORWARD ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+:OTHER - [0:0]
+-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT
+-A INPUT -p tcp -j DROP
+-A INPUT -p udp -j ACCEPT
+-A OUTPUT -j OTHER
+-A OUTPUT -p tcp -j REJECT --reject-with tcp-reset
+-A OUTPUT -p udp -m udp --dport 53 -j RETURN
+-A OUTPUT -j LOG
+-A FORWARD -p tcp -j ACCEPT
+-A OTHER -p tcp -j ACCEPT
+COMMIT
+`, []string{"ACCEPT ends the chain before meshinit's refusal", "jumps to OTHER before meshinit's refusal, which may accept the connection",
+			"RETURN ends the chain before meshinit's refusal"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, closed := range []bool{true, false} {
+				var got []string
+				for _, c := range findConflicts(backend{IptablesNFT, IPv6}, parseSave(tc.save), true, closed) {
+					got = append(got, c.why)
+				}
+				var want []string
+				if closed {
+					want = tc.closed
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("closed=%v: conflicts:\n got %q\nwant %q", closed, got, want)
 				}
 			}
 		})

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package redirect
 
 import (
@@ -22,7 +38,8 @@ import (
 //   - charts/meshinit/templates/_redirect.tpl: the defaults helper and the
 //     list of settings whose values must be written as the redirector
 //     renders them
-//   - README.md: the redirector's flag table and the annotation table
+//   - docs/configuration.md: the settings' table (flag, annotation,
+//     default, meaning)
 var generated = []struct {
 	path     string
 	generate func(old string) (string, error)
@@ -32,18 +49,9 @@ var generated = []struct {
 		return between(old, "generated from the settings table (redirect/settings.go)", "generated: end",
 			func([]string) []string { return chartHelpers() })
 	}},
-	{filepath.Join("..", "README.md"), func(old string) (string, error) {
-		s, err := between(old, "<!-- redirector flags: generated", "<!-- end of redirector flags",
-			func(rows []string) []string {
-				return markdownTable("flag", "| `--", rows, func(s setting) string { return "--" + s.key })
-			})
-		if err != nil {
-			return "", err
-		}
-		return between(s, "<!-- annotations: the settings' rows generated", "<!-- end of annotations",
-			func(rows []string) []string {
-				return markdownTable("annotation", "| `"+annotationPrefix, rows, func(s setting) string { return s.annotation })
-			})
+	{filepath.Join("..", "docs", "configuration.md"), func(old string) (string, error) {
+		return between(old, "<!-- redirect settings: generated", "<!-- end of redirect settings",
+			func([]string) []string { return settingsTable() })
 	}},
 }
 
@@ -92,26 +100,23 @@ func between(doc, begin, end string, body func(old []string) []string) (string, 
 	return "", fmt.Errorf("no lines between markers %q and %q", begin, end)
 }
 
-// markdownTable is a table of the settings name gives a name to (an empty
-// name leaves a setting out): the name, its default and its usage. The rows
-// of old that do not start with owned (rows of other things) follow them.
-func markdownTable(column, owned string, old []string, name func(setting) string) []string {
-	out := []string{"| " + column + " | default | meaning |", "| --- | --- | --- |"}
+// settingsTable is the reference table of the settings: each one's
+// redirector flag (its key, which is also its chart key under
+// webhook.inject.redirect), the pod annotation that sets it, its default
+// and its usage.
+func settingsTable() []string {
+	out := []string{"| flag | pod annotation | default | meaning |", "| --- | --- | --- | --- |"}
 	d := Defaults()
 	for _, s := range settings {
-		if name(s) == "" {
-			continue
-		}
 		def := " "
 		if v := s.get(&d); v != "" {
 			def = " `" + v + "` "
 		}
-		out = append(out, fmt.Sprintf("| `%s` |%s| %s |", name(s), def, markdown(s.usage)))
-	}
-	for _, row := range old[min(2, len(old)):] {
-		if !strings.HasPrefix(row, owned) {
-			out = append(out, row)
+		annotation := "none: the chart's value only"
+		if s.annotation != "" {
+			annotation = "`" + s.annotation + "`"
 		}
+		out = append(out, fmt.Sprintf("| `--%s` | %s |%s| %s |", s.key, annotation, def, markdown(s.usage)))
 	}
 	return out
 }

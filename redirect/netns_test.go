@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package redirect_test
 
 // Real-kernel tests: each runs the real redirector binary inside a fresh
@@ -13,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -32,6 +49,12 @@ func TestMain(m *testing.M) {
 	}
 	if spec := os.Getenv(clientEnv); spec != "" {
 		os.Exit(clientMain(spec))
+	}
+	if spec := os.Getenv(processEnv); spec != "" {
+		execAsProcess(spec)
+	}
+	if spec := os.Getenv(identityClientEnv); spec != "" {
+		os.Exit(identityClient(spec))
 	}
 	os.Exit(func() int {
 		if os.Geteuid() == 0 {
@@ -59,15 +82,20 @@ type pod struct {
 	peerIP2         string // a second peer address, for CIDR tests
 	podIP6, peerIP6 string
 	peerIP6b        string // a second peer IPv6 address
+	veth            string // the pod's end of the veth to the peer
 	mode            string // iptables backend under test
 }
 
+// subnet numbers each pod's addresses (10.231.<subnet>.0/24 and
+// fd31:<subnet>::/64), 1 to 250 and round again: every pod is a namespace
+// pair of its own, so a number may come back once its pod is gone, and
+// `go test -count=N` makes far more than 250 pods.
 var subnet = 0
 
 func newPod(t *testing.T, mode string) *pod {
 	t.Helper()
 	testkit.NeedRoot(t, "to create network namespaces and program iptables")
-	subnet++
+	subnet = subnet%250 + 1
 	suffix := make([]byte, 3)
 	_, _ = rand.Read(suffix)
 	id := hex.EncodeToString(suffix)
@@ -79,6 +107,7 @@ func newPod(t *testing.T, mode string) *pod {
 		exec.Command("ip", "netns", "del", p.peer).Run()
 	})
 	veth, peerVeth := "mp"+id, "mq"+id
+	p.veth = veth
 	for _, args := range [][]string{
 		{"netns", "add", p.name},
 		{"netns", "add", p.peer},
@@ -211,7 +240,12 @@ func (p *pod) mustApply(args ...string) string {
 }
 
 // save returns one family's nat table (or all tables with table "")
-// of the backend under test, without comments and counters.
+// of the backend under test, without comment lines and counters: the
+// rules and chains as meshinit and the tests wrote them, none of what the
+// kernel changes by itself. iptables-save without -c still prints each
+// built-in chain's policy counters (":OUTPUT ACCEPT [1:96]"), and the
+// kernel sends packets of its own in a new namespace (IPv6 router
+// solicitations, MLD reports), so they differ between two reads.
 func (p *pod) save(ipv6 bool, table string) string {
 	p.t.Helper()
 	bin := "iptables-" + p.mode + "-save"
@@ -229,11 +263,15 @@ func (p *pod) save(ipv6 bool, table string) string {
 	var lines []string
 	for l := range strings.Lines(string(out)) {
 		if !strings.HasPrefix(l, "#") {
-			lines = append(lines, strings.TrimRight(l, "\n"))
+			lines = append(lines, chainCounters.ReplaceAllString(strings.TrimRight(l, "\n"), "$1"))
 		}
 	}
 	return strings.Join(lines, "\n")
 }
+
+// chainCounters matches a chain line of iptables-save (":CHAIN POLICY
+// [packets:bytes]") up to its counters.
+var chainCounters = regexp.MustCompile(`^(:\S+ \S+) \[\d+:\d+\]$`)
 
 func (p *pod) iptables(ipv6 bool, args ...string) {
 	p.t.Helper()

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package redirect
 
 import (
@@ -24,13 +40,16 @@ const (
 )
 
 // The tables meshinit writes rules in, in the order restore input and plans
-// list them. Cleanup and re-runs look for meshinit's chains in each.
+// list them. Cleanup and re-runs look for meshinit's chains in each. The
+// filter table holds only the refusal of a family that is not redirected
+// (closedRuleset).
 const (
-	TableNat = "nat"
-	TableRaw = "raw"
+	TableNat    = "nat"
+	TableRaw    = "raw"
+	TableFilter = "filter"
 )
 
-var ownTables = []string{TableNat, TableRaw}
+var ownTables = []string{TableNat, TableRaw, TableFilter}
 
 // commentPrefix starts every rule's comment, so a person reading
 // iptables-save can tell meshinit's rules and why each exists.
@@ -105,8 +124,9 @@ func (t *Table) add(chain string, jumps []Rule, rules []Rule) {
 	t.Rules = append(append(t.Rules, jumps...), rules...)
 }
 
-// Plan is the rules for both families. IPv6 is nil when IPv6 is off; when
-// IPv6 is auto, Apply decides at run time whether to use it.
+// Plan is the rules for both families. IPv6 is the IPv6 redirect, nil when
+// IPv6 is off; IPv6Closed is what IPv6 off programs instead (closedRuleset),
+// nil otherwise. Either is applied only when the kernel has IPv6 (Apply).
 type Plan struct {
 	Config Config
 	// Nameservers are the pod's DNS servers the plan captures DNS to under
@@ -115,6 +135,7 @@ type Plan struct {
 	Nameservers []netip.Addr
 	IPv4        Ruleset
 	IPv6        *Ruleset
+	IPv6Closed  *Ruleset
 }
 
 // NewPlan decides the rules for a Config. It is pure: it runs nothing and
@@ -126,8 +147,11 @@ func NewPlan(c Config, nameservers ...netip.Addr) Plan {
 		p.Nameservers = nameservers
 	}
 	p.IPv4 = newRuleset(c, IPv4, p.Nameservers)
-	if c.IPv6 != IPv6Off {
-		v6 := newRuleset(c, IPv6, p.Nameservers)
+	v6 := newRuleset(c, IPv6, p.Nameservers)
+	if c.IPv6 == IPv6Off {
+		closed := closedRuleset(v6)
+		p.IPv6Closed = &closed
+	} else {
 		p.IPv6 = &v6
 	}
 	return p
@@ -183,17 +207,33 @@ func (p Plan) String() string {
 	}
 	for _, rs := range p.rulesets() {
 		note := ""
-		if rs.Family == IPv6 && p.Config.IPv6 == IPv6Auto {
-			note = " (applied only when the pod has a global IPv6 address)"
+		switch {
+		case rs.Family == IPv6 && rs.closed():
+			note = ": not redirected (--ipv6=off); new connections the redirect would take to a proxy are refused instead " +
+				"(applied when the kernel has IPv6, so that an address added later opens no route around the proxy)"
+		case rs.Family == IPv6 && p.Config.IPv6 == IPv6Auto:
+			note = " (applied when the kernel has IPv6, whether or not the pod has an IPv6 address yet)"
 		}
 		fmt.Fprintf(&b, "# %s%s\n%s", rs.Family, note, restoreScript(tableState{}, rs))
 	}
 	return b.String()
 }
 
+// rulesets are the rulesets the plan may apply: IPv4, then IPv6's redirect
+// or its refusal.
 func (p Plan) rulesets() []Ruleset {
-	if p.IPv6 == nil {
-		return []Ruleset{p.IPv4}
+	out := []Ruleset{p.IPv4}
+	if v6 := p.ipv6(); v6 != nil {
+		out = append(out, *v6)
 	}
-	return []Ruleset{p.IPv4, *p.IPv6}
+	return out
+}
+
+// ipv6 is the IPv6 ruleset the plan applies in a kernel with IPv6: the
+// redirect, or its refusal under --ipv6=off.
+func (p Plan) ipv6() *Ruleset {
+	if p.IPv6 != nil {
+		return p.IPv6
+	}
+	return p.IPv6Closed
 }

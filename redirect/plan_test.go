@@ -1,7 +1,26 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package redirect
 
 import (
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/meshinit/meshinit/internal/testkit"
@@ -123,6 +142,77 @@ func TestGlobalIPv6Interface(t *testing.T) {
 		got, _ := globalIPv6Interface(stringsReader(tc.in))
 		if got != tc.want {
 			t.Errorf("globalIPv6Interface(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestDecideIPv6: IPv6 is programmed whenever the kernel has it (the file
+// /proc/net/if_inet6 exists), with or without a global address: the
+// redirect under on and auto, its refusal under off; only a kernel without
+// IPv6 gets nothing, except under on, which then fails in ip6tables as asked.
+func TestDecideIPv6(t *testing.T) {
+	dir := t.TempDir()
+	none := filepath.Join(dir, "absent")
+	linkLocal := filepath.Join(dir, "link-local")
+	global := filepath.Join(dir, "global")
+	for path, text := range map[string]string{
+		linkLocal: "00000000000000000000000000000001 01 80 10 80       lo\nfe800000000000000000000000000001 02 40 20 80     eth0\n",
+		global:    "fd000000000000000000000000000002 02 40 00 80     eth0\n",
+	} {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		mode   IPv6Mode
+		file   string
+		action Action
+		reason string
+	}{
+		{IPv6Auto, global, ActionRedirected, "interface eth0 a global IPv6 address"},
+		{IPv6Auto, linkLocal, ActionRedirected, "no interface has a global IPv6 address yet: the rules also cover one added later"},
+		{IPv6Auto, none, ActionNone, "the kernel has no IPv6"},
+		{IPv6Off, global, ActionRefused, "--ipv6=off: IPv6 is not redirected, and new IPv6 connections the redirect would take to a proxy are refused"},
+		{IPv6Off, linkLocal, ActionRefused, "no interface has a global IPv6 address yet"},
+		{IPv6Off, none, ActionNone, "--ipv6=off and the kernel has no IPv6"},
+		{IPv6On, none, ActionRedirected, "--ipv6=on"},
+		{IPv6On, linkLocal, ActionRedirected, "--ipv6=on"},
+	} {
+		o := decideIPv6(tc.mode, tc.file)
+		if o.Family != IPv6 || o.Action != tc.action || !strings.Contains(o.Reason, tc.reason) {
+			t.Errorf("decideIPv6(%s, %s) = %s %q, want %s with a reason saying %q", tc.mode, filepath.Base(tc.file), o.Action, o.Reason, tc.action, tc.reason)
+		}
+	}
+}
+
+// TestClosedRulesetMirrorsRedirect: the refusal of IPv6 off makes the same
+// decisions as the IPv6 redirect of the same settings, with REJECT where
+// the redirect has REDIRECT: every REDIRECT has its REJECT, and no other
+// rule of the redirect is lost.
+func TestClosedRulesetMirrorsRedirect(t *testing.T) {
+	for _, tc := range planCases {
+		c, err := ParseArgs(tc.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.IPv6, c.IncludeOutboundCIDRs, c.ExcludeOutboundCIDRs = IPv6On, AllCIDRs, CIDRList{}
+		redirect := newRuleset(c, IPv6, nil)
+		closed := closedRuleset(redirect)
+		nat, filter := redirect.Table(TableNat), closed.Table(TableFilter)
+		redirects, rejects := 0, 0
+		for _, r := range nat.Rules {
+			if slices.Contains(r.Target, "REDIRECT") {
+				redirects++
+			}
+		}
+		for _, r := range filter.Rules {
+			if slices.Contains(r.Target, "REJECT") {
+				rejects++
+			}
+		}
+		if redirects != rejects || len(filter.Rules) < len(nat.Rules) || !slices.Equal(filter.Chains, nat.Chains) {
+			t.Errorf("%s: %d REDIRECTs in %d nat rules (chains %v) became %d REJECTs in %d filter rules (chains %v)",
+				tc.name, redirects, len(nat.Rules), nat.Chains, rejects, len(filter.Rules), filter.Chains)
 		}
 	}
 }

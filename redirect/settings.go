@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package redirect
 
 import (
@@ -59,12 +75,12 @@ const (
 // setting is one Config field with the names it goes by outside Go.
 // This table is the only place those names are bound to fields: the
 // redirector's flags, the pod annotations and the webhook's redirect map
-// read it, and the chart's defaults and values schema and the README's flag
-// and annotation tables are written from it (generate_test.go).
+// read it, and the chart's defaults and values schema and the settings
+// table of docs/configuration.md are written from it (generate_test.go).
 type setting struct {
 	key        string // flag name; the key in the webhook's redirect map
 	annotation string // pod annotation, or "" when pods cannot set it
-	usage      string // one line; the README sets "quoted" text as code
+	usage      string // one line; docs/configuration.md sets "quoted" text as code
 	kind       kind
 	values     []string // kindEnum: the values allowed
 	get        func(*Config) string
@@ -117,7 +133,7 @@ var settings = []setting{
 		func(c *Config) *DNSCapture { return &c.CaptureDNS }, DNSCaptureOff, DNSCaptureNameservers, DNSCaptureAll),
 	portSetting(keyDNSProxyPort, AnnotationDNSProxyPort, "port the DNS proxy accepts captured DNS on, UDP and TCP, at 127.0.0.1 and ::1",
 		func(c *Config) *uint16 { return &c.DNSProxyPort }),
-	enumSetting(keyIPv6, "", `program ip6tables too: "auto" (when the pod has a global IPv6 address), "on", "off"`,
+	enumSetting(keyIPv6, "", `program ip6tables too: "auto" (when the kernel has IPv6, whether or not the pod has an IPv6 address yet), "on", "off" (IPv6 is not redirected; new IPv6 connections the redirect would take to a proxy are refused instead)`,
 		func(c *Config) *IPv6Mode { return &c.IPv6 }, IPv6Auto, IPv6On, IPv6Off),
 	enumSetting(keyIptablesMode, "", `iptables backend: "auto" (the one whose tables already hold rules, else nft), "legacy", "nft"`,
 		func(c *Config) *IptablesMode { return &c.IptablesMode }, IptablesAuto, IptablesLegacy, IptablesNFT),

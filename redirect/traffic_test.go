@@ -1,9 +1,28 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package redirect_test
 
 import (
+	"fmt"
 	"net"
 	"strconv"
 	"testing"
+
+	"github.com/meshinit/meshinit/redirect"
 )
 
 const appUID, proxyUID = 1000, 1337
@@ -74,6 +93,36 @@ func TestTrafficIncludedLists(t *testing.T) {
 				p.ask(p.peerNS, 0, 0, hostPort(p.podIP, 8080)), "proxy-inbound orig="+hostPort(p.podIP, 8080))
 			expect(t, "inbound to a port not listed",
 				p.ask(p.peerNS, 0, 0, hostPort(p.podIP, 8081)), "app-8081")
+		})
+	}
+}
+
+// TestTrafficInboundAsPlanned: for a pod that moves the outbound proxy port
+// onto an app port (8443) and excludes another (8081), real inbound
+// connections reach the proxy exactly where Config.InboundCaptured says:
+// the moved proxy port's inbound traffic goes to the app directly.
+func TestTrafficInboundAsPlanned(t *testing.T) {
+	settings := []string{"--outbound-proxy-port=8443", "--exclude-inbound-ports=8081"}
+	c, err := redirect.ParseArgs(append([]string{"--ipv6=off"}, settings...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range backends {
+		t.Run(mode, func(t *testing.T) {
+			p := newPod(t, mode)
+			ports := []int{8080, 8081, 8443, 15001, 15020}
+			p.serve(p.podNS, 15006, "proxy-inbound")
+			for _, port := range ports {
+				p.serve(p.podNS, port, fmt.Sprintf("app-%d", port))
+			}
+			p.mustApply(append([]string{"--ipv6=off"}, settings...)...)
+			for _, port := range ports {
+				want := fmt.Sprintf("app-%d", port)
+				if captured, _ := c.InboundCaptured(uint16(port)); captured {
+					want = "proxy-inbound orig=" + hostPort(p.podIP, port)
+				}
+				expect(t, fmt.Sprintf("inbound to %d", port), p.ask(p.peerNS, 0, 0, hostPort(p.podIP, port)), want)
+			}
 		})
 	}
 }

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package webhook_test
 
 import (
@@ -21,6 +37,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
@@ -72,7 +89,8 @@ func TestAgainstAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := c.serve(t, port, certs.Options{
-		SecretName:        "meshinit-webhook-tls",
+		SecretName:        "meshinit-webhook-serving",
+		CASecretName:      "meshinit-webhook-signer",
 		ServiceName:       "localhost",
 		ServiceNamespace:  releaseNamespace,
 		WebhookConfigName: mwc.Name,
@@ -82,8 +100,10 @@ func TestAgainstAPIServer(t *testing.T) {
 
 	var injected *corev1.Pod
 	t.Run("self-managed certificates", func(t *testing.T) {
-		if _, err := c.admin.CoreV1().Secrets(releaseNamespace).Get(ctx, "meshinit-webhook-tls", metav1.GetOptions{}); err != nil {
-			t.Errorf("the shared Secret: %v", err)
+		for _, name := range []string{"meshinit-webhook-serving", "meshinit-webhook-signer"} {
+			if s, err := c.admin.CoreV1().Secrets(releaseNamespace).Get(ctx, name, metav1.GetOptions{}); err != nil || len(s.Data) == 0 {
+				t.Errorf("the shared Secret %s: %v, want filled", name, err)
+			}
 		}
 		got, err := mwcs.Get(ctx, mwc.Name, metav1.GetOptions{})
 		if err != nil {
@@ -93,6 +113,38 @@ func TestAgainstAPIServer(t *testing.T) {
 			if len(w.ClientConfig.CABundle) == 0 {
 				t.Errorf("%s: caBundle not patched", w.Name)
 			}
+		}
+	})
+	t.Run("the webhook's ServiceAccount creates no Secret and reads only its own", func(t *testing.T) {
+		// With every rule the chart grants it: a stolen token must not mint
+		// a service-account-token Secret for another ServiceAccount, nor
+		// read other Secrets.
+		asWebhook, err := kubernetes.NewForConfig(c.asWebhook)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secrets := asWebhook.CoreV1().Secrets(releaseNamespace)
+		token := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "minted", Annotations: map[string]string{corev1.ServiceAccountNameKey: "default"}},
+			Type:       corev1.SecretTypeServiceAccountToken,
+		}
+		for _, o := range []*corev1.Secret{token, {ObjectMeta: metav1.ObjectMeta{Name: "meshinit-webhook-tls"}, Type: corev1.SecretTypeOpaque}} {
+			if _, err := secrets.Create(ctx, o, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+				t.Errorf("creating Secret %s of type %s as the webhook: %v, want forbidden", o.Name, o.Type, err)
+			}
+		}
+		if _, err := secrets.List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+			t.Errorf("listing every Secret as the webhook: %v, want forbidden", err)
+		}
+		other := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "another"}, StringData: map[string]string{"k": "v"}}
+		if _, err := c.admin.CoreV1().Secrets(releaseNamespace).Create(ctx, other, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := secrets.Get(ctx, other.Name, metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+			t.Errorf("reading another Secret as the webhook: %v, want forbidden", err)
+		}
+		if _, err := secrets.Get(ctx, "meshinit-webhook-serving", metav1.GetOptions{}); err != nil {
+			t.Errorf("reading its serving Secret as the webhook: %v", err)
 		}
 	})
 	t.Run("namespace opted in", func(t *testing.T) {
@@ -123,20 +175,22 @@ func TestAgainstAPIServer(t *testing.T) {
 		}
 	})
 	// The injected container as the API server stores it (defaults filled
-	// in) is the canonical one: re-submitted, the pod is not changed.
+	// in) is the canonical one: re-submitted, the pod is not changed, and the
+	// API server does not even call the webhook (its match condition
+	// not-injected sees the pod carry exactly what it would get).
 	t.Run("dry-run of an injected pod re-submitted", func(t *testing.T) {
 		dry, err := c.admin.CoreV1().Pods("enabled").Create(ctx, testPod("resubmitted", nil, nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		wantInit(t, dry, webhook.ContainerName, "migrate")
-		const unchanged = `meshinit_webhook_injections_total{outcome="unchanged",reason="namespace-opted-in"}`
-		const injectedCount = `meshinit_webhook_injections_total{outcome="injected",reason="namespace-opted-in"}`
+		const unchanged = `meshinit_webhook_reviews_total{outcome="unchanged",reason="namespace-opted-in"}`
+		const injectedCount = `meshinit_webhook_reviews_total{outcome="injected",reason="namespace-opted-in"}`
 		before, beforeInjected := counter(t, s, unchanged), counter(t, s, injectedCount)
 		dry.ResourceVersion, dry.UID = "", ""
 		p := mustCreate(t, "enabled", dry)
-		if after := counter(t, s, unchanged); after != before+1 {
-			t.Errorf("unchanged reviews %v -> %v, want one", before, after)
+		if after := counter(t, s, unchanged); after != before {
+			t.Errorf("unchanged reviews %v -> %v, want none (the match condition skips the webhook)", before, after)
 		}
 		if after := counter(t, s, injectedCount); after != beforeInjected {
 			t.Errorf("injected reviews %v -> %v, want none", beforeInjected, after)
@@ -213,7 +267,7 @@ func TestAgainstAPIServer(t *testing.T) {
 	})
 	t.Run("re-created from a template that carries the container", func(t *testing.T) {
 		again := testPod("web-again", nil, injected.Annotations)
-		again.Spec.InitContainers = injected.Spec.InitContainers
+		again.Spec.InitContainers, again.Spec.Volumes = injected.Spec.InitContainers, injected.Spec.Volumes
 		p := mustCreate(t, "enabled", again)
 		wantInit(t, p, webhook.ContainerName, "migrate")
 		if p.Annotations[webhook.StatusAnnotation] != injected.Annotations[webhook.StatusAnnotation] {
@@ -221,8 +275,11 @@ func TestAgainstAPIServer(t *testing.T) {
 		}
 	})
 	t.Run("reinvocation", func(t *testing.T) {
-		// A later webhook that changes every pod makes the API server call
-		// meshinit's again (reinvocationPolicy: IfNeeded).
+		// A later webhook that changes every pod makes the API server
+		// reinvoke meshinit's (reinvocationPolicy: IfNeeded), unless the pod
+		// still carries exactly meshinit's container at its placement (the
+		// match condition not-injected): here it does, so meshinit's webhook
+		// is not called again.
 		relabel := relabelWebhook(t)
 		if _, err := mwcs.Create(ctx, relabel, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -235,14 +292,14 @@ func TestAgainstAPIServer(t *testing.T) {
 			}
 			return err
 		})
-		before := counter(t, s, `meshinit_webhook_injections_total{outcome="unchanged",reason="namespace-opted-in"}`)
+		before := counter(t, s, `meshinit_webhook_reviews_total{outcome="unchanged",reason="namespace-opted-in"}`)
 		p := mustCreate(t, "enabled", testPod("reinvoked", nil, nil))
 		wantInit(t, p, webhook.ContainerName, "migrate")
 		if p.Labels["relabelled"] != "true" {
 			t.Errorf("the other webhook did not run: labels %v", p.Labels)
 		}
-		if after := counter(t, s, `meshinit_webhook_injections_total{outcome="unchanged",reason="namespace-opted-in"}`); after != before+1 {
-			t.Errorf("unchanged reviews %v -> %v, want one reinvocation", before, after)
+		if after := counter(t, s, `meshinit_webhook_reviews_total{outcome="unchanged",reason="namespace-opted-in"}`); after != before {
+			t.Errorf("unchanged reviews %v -> %v, want none (the pod was canonical after the other webhook)", before, after)
 		}
 	})
 	t.Run("kubectl apply --dry-run=server", func(t *testing.T) {
@@ -257,12 +314,34 @@ func TestAgainstAPIServer(t *testing.T) {
 			t.Errorf("the dry-run pod was stored: %v", err)
 		}
 	})
+	t.Run("metrics only for scrapers the API server authenticates and authorizes", func(t *testing.T) {
+		url := fmt.Sprintf("https://127.0.0.1:%d/metrics", s.metrics)
+		for _, tc := range []struct {
+			who   string
+			token string
+			codes []int
+		}{
+			{"no token", "", []int{http.StatusUnauthorized}},
+			// controller-runtime's filter answers 500 when the TokenReview
+			// says why the token is not valid.
+			{"a token the API server does not know", "not-a-token", []int{http.StatusUnauthorized, http.StatusInternalServerError}},
+			{"a ServiceAccount without the metrics-reader role", c.scraperToken(t, "not-a-scraper", false), []int{http.StatusForbidden}},
+		} {
+			if code, body := fetch(url, tc.token); !slices.Contains(tc.codes, code) || strings.Contains(body, "meshinit_webhook") {
+				t.Errorf("%s: %d %.200s, want %d", tc.who, code, body, tc.codes)
+			}
+		}
+		if code, _ := fetch(fmt.Sprintf("http://127.0.0.1:%d/metrics", s.metrics), ""); code == http.StatusOK {
+			t.Error("metrics served over plain HTTP")
+		}
+	})
 	t.Run("metrics", func(t *testing.T) {
 		_, body := s.get("metrics", "/metrics")
 		for _, want := range []string{
-			`meshinit_webhook_injections_total{outcome="injected",reason="namespace-opted-in"}`,
-			`meshinit_webhook_injections_total{outcome="denied",reason="namespace-opted-in"}`,
-			`meshinit_webhook_injections_total{outcome="skipped",reason="namespace-opted-in"}`,
+			`meshinit_webhook_reviews_total{outcome="injected",reason="namespace-opted-in"}`,
+			`meshinit_webhook_reviews_total{outcome="denied",reason=`,
+			`meshinit_webhook_reviews_total{outcome="skipped",reason=`,
+			`meshinit_webhook_review_duration_seconds_bucket{outcome="injected",le="0.0001"}`,
 			`controller_runtime_webhook_requests_total{code="200",webhook="/inject"}`,
 			`controller_runtime_webhook_latency_seconds_bucket{webhook="/inject",le=`,
 		} {
@@ -294,11 +373,11 @@ func TestAgainstAPIServer(t *testing.T) {
 			}
 		}
 	})
-	t.Run("TLS 1.2 minimum, HTTP/2 off", func(t *testing.T) {
+	t.Run("TLS 1.3 minimum, HTTP/2 off", func(t *testing.T) {
 		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		if conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS11}); err == nil {
+		if conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS12}); err == nil {
 			conn.Close()
-			t.Error("a TLS 1.1 handshake succeeded")
+			t.Error("a TLS 1.2 handshake succeeded")
 		}
 		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2", "http/1.1"}})
 		if err != nil {

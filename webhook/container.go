@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package webhook
 
 import (
@@ -9,6 +25,27 @@ import (
 
 // ContainerName is the injected init container's name.
 const ContainerName = "meshinit-redirect"
+
+// TokenBlockVolume is the pod volume (an empty emptyDir) that meshinit's
+// container mounts read-only at the service-account token path. The
+// ServiceAccount admission plugin adds its token mount only to containers
+// that have no mount at that path (k8s.io/kubernetes
+// plugin/pkg/admission/serviceaccount, mountServiceAccountToken, the same at
+// every supported version), so the container never holds an API token,
+// whatever order admission runs in, and no second admission round is needed
+// to take one out. The name cannot collide with the plugin's own volumes
+// (kube-api-access-<random>).
+const TokenBlockVolume = "meshinit-no-api-token"
+
+// ServiceAccountTokenPath is where the ServiceAccount admission plugin
+// mounts a pod's API token (its DefaultAPITokenMountPath).
+const ServiceAccountTokenPath = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+// tokenBlockVolume is the pod volume TokenBlockVolume, as the injector adds
+// it: an empty directory.
+func tokenBlockVolume() corev1.Volume {
+	return corev1.Volume{Name: TokenBlockVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
+}
 
 // capabilities the redirector needs: NET_ADMIN to program iptables, NET_RAW
 // for the raw sockets iptables opens. Everything else is dropped.
@@ -51,6 +88,7 @@ func initContainer(c *Config, rc redirect.Config) corev1.Container {
 		ImagePullPolicy:          c.ImagePullPolicy,
 		Args:                     append([]string{"apply"}, rc.Args()...),
 		Resources:                c.Resources,
+		VolumeMounts:             []corev1.VolumeMount{{Name: TokenBlockVolume, MountPath: ServiceAccountTokenPath, ReadOnly: true}},
 		SecurityContext:          sc,
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package webhook
 
 import (
@@ -8,7 +24,7 @@ import (
 	"github.com/meshinit/meshinit/redirect"
 )
 
-// Public names of the opt-in contract (README.md, "Labels").
+// Public names of the opt-in contract (docs/configuration.md, "Labels").
 const (
 	// NamespaceLabel opts a namespace's pods in with "enabled" and out with
 	// "disabled", which no pod overrides. Without it (or with another value)
@@ -32,6 +48,10 @@ const (
 	ReasonPodOptedIn        Reason = "pod-opted-in"
 	ReasonNamespaceOptedIn  Reason = "namespace-opted-in"
 	ReasonNotOptedIn        Reason = "not-opted-in"
+	// What stops a pod that opted in (Result.Stopped): an annotation with
+	// a value meshinit cannot use, or its namespace's PodSecurity level.
+	ReasonInvalidAnnotation Reason = "invalid-annotation"
+	ReasonPodSecurity       Reason = "pod-security"
 )
 
 // Decision is whether a pod gets the init container, and why. Err is set

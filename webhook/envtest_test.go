@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package webhook_test
 
 import (
@@ -15,7 +31,10 @@ import (
 
 	"github.com/go-logr/logr/testr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -44,7 +63,7 @@ type cluster struct {
 
 // startCluster starts kube-apiserver (with apiServerFlags, each
 // name=value) and etcd, skipping the test without them, and creates the
-// release namespace and the chart's RBAC.
+// release namespace, the chart's RBAC and its certificates' Secrets.
 func startCluster(t *testing.T, apiServerFlags ...string) *cluster {
 	t.Helper()
 	server := testkit.StartAPIServer(t, testkit.Options{Flags: apiServerFlags})
@@ -55,8 +74,8 @@ func startCluster(t *testing.T, apiServerFlags ...string) *cluster {
 	createNamespace(t, c.admin, releaseNamespace, nil)
 	c.objects = charts.MustObjects(t, charts.Options{Namespace: releaseNamespace}, false)
 	for _, o := range c.objects {
-		if o.GroupVersionKind().Group == "rbac.authorization.k8s.io" {
-			c.apply(t, o)
+		if o.GroupVersionKind().Group == "rbac.authorization.k8s.io" || o.GetKind() == "Secret" {
+			c.apply(t, o) // the certificates' Secrets, which the webhook may not create
 		}
 	}
 	c.asWebhook = server.User(t, "system:serviceaccount:"+releaseNamespace+":meshinit-webhook", "system:serviceaccounts", "system:serviceaccounts:"+releaseNamespace)
@@ -112,8 +131,11 @@ func (c *cluster) configFile(t *testing.T) string {
 // server is one running webhook.Serve.
 type server struct {
 	port, metrics, probes int
-	stop                  context.CancelFunc
-	done                  chan error
+	// token is a bearer token of a ServiceAccount bound to the chart's
+	// metrics-reader ClusterRole, for the metrics port.
+	token string
+	stop  context.CancelFunc
+	done  chan error
 }
 
 // serve runs webhook.Serve as the webhook ServiceAccount with certificates
@@ -121,7 +143,7 @@ type server struct {
 // ready.
 func (c *cluster) serve(t *testing.T, port int, opts certs.Options, delay time.Duration, configure ...func(*webhook.ServerOptions)) *server {
 	t.Helper()
-	s := &server{port: port, metrics: testkit.FreePort(t), probes: testkit.FreePort(t), done: make(chan error, 1)}
+	s := &server{port: port, metrics: testkit.FreePort(t), probes: testkit.FreePort(t), token: c.scraperToken(t, "scraper", true), done: make(chan error, 1)}
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	config := c.configFile(t)
@@ -138,22 +160,46 @@ func (c *cluster) serve(t *testing.T, port int, opts certs.Options, delay time.D
 	for _, f := range configure {
 		f(&o)
 	}
-	go func() { s.done <- webhook.Serve(ctx, c.asWebhook, o) }()
+	// AwaitReady takes what Serve returned early from a channel of its
+	// own, so that the cleanup still finds it in done.
+	returned := make(chan error, 1)
+	go func() {
+		err := webhook.Serve(ctx, c.asWebhook, o)
+		returned <- err
+		s.done <- err
+	}()
 	t.Cleanup(func() {
 		stop()
 		<-s.done
 	})
-	testkit.AwaitReady(t, 90*time.Second, "webhook.Serve", fmt.Sprintf("http://127.0.0.1:%d/readyz?verbose", s.probes), s.done)
+	testkit.AwaitReady(t, 90*time.Second, "webhook.Serve", fmt.Sprintf("http://127.0.0.1:%d/readyz?verbose", s.probes), returned)
 	return s
 }
 
-// get fetches path from the metrics or probes port.
+// get fetches path from the probes port, or the metrics port (HTTPS, as
+// a scraper the chart's metrics-reader ClusterRole is bound to).
 func (s *server) get(which, path string) (int, string) {
-	port := s.metrics
 	if which == "probes" {
-		port = s.probes
+		return fetch(fmt.Sprintf("http://127.0.0.1:%d%s", s.probes, path), "")
 	}
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", port, path))
+	return fetch(fmt.Sprintf("https://127.0.0.1:%d%s", s.metrics, path), s.token)
+}
+
+// fetch GETs url with token as its bearer token, if any, trusting any
+// server certificate, and returns the status and the body (or the error).
+func fetch(url, token string) (int, string) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err.Error()
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the tests check other things of the metrics port
+		DisableKeepAlives: true,                                  // a connection per request: none is left idle
+	}}
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, err.Error()
 	}
@@ -162,12 +208,43 @@ func (s *server) get(which, path string) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
+// scraperToken creates the ServiceAccount name in the release namespace,
+// bound (with bound) to the chart's metrics-reader ClusterRole, and
+// returns a token of it.
+func (c *cluster) scraperToken(t *testing.T, name string, bound bool) string {
+	t.Helper()
+	ctx := context.Background()
+	sa, err := c.admin.CoreV1().ServiceAccounts(releaseNamespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		sa, err = c.admin.CoreV1().ServiceAccounts(releaseNamespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bound {
+		binding := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "meshinit-metrics-reader"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: releaseNamespace}},
+		}
+		if _, err := c.admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	tr, err := c.admin.CoreV1().ServiceAccounts(releaseNamespace).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.Status.Token
+}
+
 func createNamespace(t *testing.T, c *kubernetes.Clientset, name string, labels map[string]string) {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 	if _, err := c.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	testkit.WaitForServiceAccount(t, c, name)
 }
 
 func testPod(name string, labels, annotations map[string]string) *corev1.Pod {

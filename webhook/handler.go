@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package webhook
 
 import (
@@ -5,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -38,12 +55,13 @@ func NewHandler(c Config, namespaces NamespaceLabels) *Handler {
 // pods that cannot be injected as they ask are Denied with the reason;
 // everything else is allowed, with a patch when the pod is injected.
 func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	start := time.Now()
 	pod, err := decodePod(req)
 	if errors.Is(err, errNotCreate) {
 		return admission.Allowed("")
 	}
 	if err != nil {
-		observe(OutcomeError, "")
+		observe(start, OutcomeError, ReasonInvalidRequest)
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	ns := req.Namespace
@@ -51,7 +69,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 		ns = pod.Namespace
 	}
 	if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
-		observe(OutcomeError, "")
+		observe(start, OutcomeError, ReasonInvalidRequest)
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("invalid namespace %s: %s", redirect.QuoteShort(ns), msgs[0]))
 	}
 	// The request's logger (requestLogger) already names the namespace, the
@@ -59,13 +77,13 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	logger := log.FromContext(ctx).WithValues("pod", redirect.Short(podName(pod)))
 	labels, err := h.namespaces(ctx, ns)
 	if err != nil {
-		observe(OutcomeError, "")
+		observe(start, OutcomeError, ReasonNamespaceUnreadable)
 		logger.Error(err, "reading the namespace's labels")
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("reading namespace %s: %w", ns, err))
 	}
 
 	r := Review(pod, ns, labels, h.config)
-	observe(r.Outcome, r.Reason)
+	observe(start, r.Outcome, metricReason(r))
 	var resp admission.Response
 	switch r.Outcome {
 	case OutcomeDenied:

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package webhook_test
 
 import (
@@ -78,6 +94,7 @@ func (c *cluster) create(t *testing.T, ns string, pod []byte) created {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tokenVolumes.rename(m)
 	// What differs between any two creates, injected or not.
 	meta := m["metadata"].(map[string]any)
 	for _, k := range []string{"uid", "creationTimestamp", "resourceVersion", "managedFields"} {
@@ -96,6 +113,41 @@ func (c created) status() string {
 	annotations, _ := meta["annotations"].(map[string]any)
 	s, _ := annotations[webhook.StatusAnnotation].(string)
 	return s
+}
+
+// tokenVolumes names the API token volume the ServiceAccount admission
+// plugin adds (kube-api-access-<five random characters>) the same in every
+// pod, so that two creates of one pod compare equal.
+var tokenVolumes = volumeRenamer{regexp.MustCompile(`^kube-api-access-[a-z0-9]{5}$`), "kube-api-access-random"}
+
+type volumeRenamer struct {
+	name *regexp.Regexp
+	to   string
+}
+
+// rename renames, in the pod m, each volume and volume mount whose name
+// matches.
+func (r volumeRenamer) rename(m map[string]any) {
+	spec, _ := m["spec"].(map[string]any)
+	named := func(list any) {
+		items, _ := list.([]any)
+		for _, item := range items {
+			if o, ok := item.(map[string]any); ok {
+				if n, _ := o["name"].(string); r.name.MatchString(n) {
+					o["name"] = r.to
+				}
+			}
+		}
+	}
+	named(spec["volumes"])
+	for _, key := range []string{"initContainers", "containers"} {
+		cs, _ := spec[key].([]any)
+		for _, c := range cs {
+			if c, ok := c.(map[string]any); ok {
+				named(c["volumeMounts"])
+			}
+		}
+	}
 }
 
 func runtimeToMap(p *corev1.Pod) (map[string]any, error) {
@@ -230,7 +282,7 @@ func TestPolicyInjectorAgrees(t *testing.T) {
 				}
 			})
 			c.serve(t, port, certs.Options{
-				SecretName: "meshinit-webhook-tls", ServiceName: "localhost", ServiceNamespace: releaseNamespace,
+				SecretName: "meshinit-webhook-serving", CASecretName: "meshinit-webhook-signer", ServiceName: "localhost", ServiceNamespace: releaseNamespace,
 				WebhookConfigName: mwc.Name, CertDir: t.TempDir(), StartupTimeout: time.Minute,
 			}, 0)
 			testkit.Eventually(t, 60*time.Second, "the webhook in effect", func() error {
@@ -255,8 +307,8 @@ func TestPolicyInjectorAgrees(t *testing.T) {
 					installed = append(installed, o)
 				}
 			}
-			if len(installed) != 7 {
-				t.Fatalf("%d objects of the policy injector, want 7 (three policies, the mutating one's two bindings, the others' one each)", len(installed))
+			if len(installed) != 9 {
+				t.Fatalf("%d objects of the policy injector, want 9 (three policies, each bound twice with the two opt-in selectors)", len(installed))
 			}
 			t.Cleanup(func() {
 				for _, o := range installed {

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package webhook
 
 import (
@@ -16,8 +32,8 @@ import (
 
 // readPod reads the fields of a pod the webhook looks at (metadata name,
 // generateName, namespace, labels, annotations; spec hostNetwork, the names
-// of containers and init containers, and the whole of the init container
-// named ContainerName) from the pod's JSON in one pass that skips
+// of containers, init containers and volumes, and the whole of the init
+// container named ContainerName and of the volume named TokenBlockVolume) from the pod's JSON in one pass that skips
 // everything else, which keeps a review cheap: building a whole corev1.Pod
 // costs several times more than the review's other work.
 //
@@ -61,6 +77,8 @@ func readPod(raw []byte) (*corev1.Pod, error) {
 					p.Spec.Containers = r.containers("spec.containers[].")
 				case "initContainers":
 					p.Spec.InitContainers = r.initContainers()
+				case "volumes":
+					p.Spec.Volumes = r.volumes()
 				default:
 					return false
 				}
@@ -271,4 +289,49 @@ func ownContainer(raw []byte) (corev1.Container, error) {
 		return corev1.Container{Name: ContainerName}, nil
 	}
 	return c, nil
+}
+
+// volumes reads an array of volumes (or null), keeping only their names,
+// except that the one named TokenBlockVolume is read whole: the webhook
+// compares it with the volume it adds.
+func (r *podReader) volumes() []corev1.Volume {
+	var vs []corev1.Volume
+	var raw []byte
+	r.it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
+		raw = skip(it, raw)
+		if it.Error != nil {
+			return false
+		}
+		vs = append(vs, r.volume(raw))
+		return r.err == nil
+	})
+	return vs
+}
+
+// volume reads the volume whose JSON is raw, as initContainer reads a
+// container: whole when it is TokenBlockVolume (one with a field
+// corev1.Volume does not know, or a repeated key, as its name alone, so it
+// is replaced).
+func (r *podReader) volume(raw []byte) corev1.Volume {
+	it := podJSON.BorrowIterator(raw)
+	defer podJSON.ReturnIterator(it)
+	sub := podReader{it: it, exact: r.exact, buf: r.buf}
+	v := corev1.Volume{Name: sub.name("spec.volumes[].")}
+	r.buf = sub.buf
+	switch {
+	case sub.err != nil:
+		r.err = sub.err
+	case it.Error != nil && !errors.Is(it.Error, io.EOF):
+		r.err = it.Error
+	case v.Name == TokenBlockVolume:
+		var whole corev1.Volume
+		strict, err := sigsjson.UnmarshalStrict(raw, &whole, sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
+		switch {
+		case err != nil:
+			r.err = fmt.Errorf("decoding volume %s: %w", TokenBlockVolume, err)
+		case len(strict) == 0:
+			v = whole
+		}
+	}
+	return v
 }

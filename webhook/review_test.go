@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package webhook
 
 import (
@@ -76,7 +92,8 @@ func TestParseArgsReadsTheChartsDeployment(t *testing.T) {
 		values map[string]any
 		want   certs.Options
 	}{
-		{nil, certs.Options{Mode: certs.ModeSelfManaged, SecretName: "meshinit-webhook-tls", ServiceName: "meshinit-webhook", WebhookConfigName: "meshinit"}},
+		{nil, certs.Options{Mode: certs.ModeSelfManaged, SecretName: "meshinit-webhook-serving", CASecretName: "meshinit-webhook-signer", LegacySecretName: "meshinit-webhook-tls",
+			ServiceName: "meshinit-webhook", WebhookConfigName: "meshinit"}},
 		{map[string]any{"certManager": map[string]any{"enabled": true}}, certs.Options{Mode: certs.ModeCertManager, SecretName: "meshinit-webhook-tls", CertificateName: "meshinit-webhook"}},
 		{map[string]any{"certs": map[string]any{"existingSecret": true}}, certs.Options{Mode: certs.ModeFiles}},
 	} {
@@ -87,7 +104,7 @@ func TestParseArgsReadsTheChartsDeployment(t *testing.T) {
 			t.Fatalf("%v: %v", tc.values, err)
 		}
 		got := o.Certs
-		if got.Mode != tc.want.Mode || got.SecretName != tc.want.SecretName || got.ServiceName != tc.want.ServiceName ||
+		if got.Mode != tc.want.Mode || got.SecretName != tc.want.SecretName || got.CASecretName != tc.want.CASecretName || got.LegacySecretName != tc.want.LegacySecretName || got.ServiceName != tc.want.ServiceName ||
 			got.WebhookConfigName != tc.want.WebhookConfigName || got.CertificateName != tc.want.CertificateName {
 			t.Errorf("%v: certificate options %+v, want %+v", tc.values, got, tc.want)
 		}

@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package webhook
 
 import (
@@ -8,6 +24,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -19,6 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -44,13 +62,15 @@ type ServerOptions struct {
 	Port int
 	// Path the webhook is served at. Default /inject.
 	Path string
-	// MetricsAddr serves Prometheus metrics over HTTP; "0" disables.
-	// Default :8080.
+	// MetricsAddr serves Prometheus metrics over HTTPS, with the serving
+	// certificate, to clients the API server authenticates and
+	// authorizes (metricsserver.go); "0" disables. Default :8080.
 	MetricsAddr string
 	// ProbeAddr serves /healthz and /readyz over HTTP; "0" disables.
 	// Default :8081.
 	ProbeAddr string
-	// TLSMinVersion is "1.2" (default) or "1.3".
+	// TLSMinVersion is "1.3" (default) or "1.2"; with 1.2, only ECDHE
+	// key exchange with AEAD ciphers (AES-GCM, ChaCha20-Poly1305).
 	TLSMinVersion string
 	// EnableHTTP2 offers HTTP/2 on the webhook port. Default false: HTTP/2
 	// stream multiplexing has been a source of denial-of-service bugs
@@ -69,8 +89,10 @@ type ServerOptions struct {
 	// certificate the CAs signed.
 	ClientNames []string
 	// ShutdownDelay is how long the server keeps serving after it is told
-	// to stop, reporting not ready, so the API server stops sending reviews
-	// before the listener closes. Default 5s; negative disables.
+	// to stop, reporting not ready and closing each connection after its
+	// answer, so the API server sends new reviews to other replicas and
+	// no review on a connection being closed. Default 5s; negative
+	// disables.
 	ShutdownDelay time.Duration
 	// ShutdownTimeout bounds how long in-flight reviews may take to finish
 	// once the listener closed. Default 30s.
@@ -101,7 +123,7 @@ func (o *ServerOptions) setDefaults() {
 		o.ProbeAddr = ":8081"
 	}
 	if o.TLSMinVersion == "" {
-		o.TLSMinVersion = "1.2"
+		o.TLSMinVersion = "1.3"
 	}
 	if o.ShutdownDelay == 0 {
 		o.ShutdownDelay = 5 * time.Second
@@ -124,27 +146,52 @@ func (o *ServerOptions) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Host, "host", d.Host, "address the webhook listens on (default all)")
 	fs.IntVar(&o.Port, "port", d.Port, "HTTPS port of the webhook")
 	fs.StringVar(&o.Path, "path", d.Path, "URL path of the webhook")
-	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", d.MetricsAddr, `address of the Prometheus metrics endpoint ("0" disables)`)
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", d.MetricsAddr, `address of the Prometheus metrics endpoint, HTTPS with authentication ("0" disables)`)
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", d.ProbeAddr, `address of /healthz and /readyz ("0" disables)`)
-	fs.StringVar(&o.TLSMinVersion, "tls-min-version", d.TLSMinVersion, "minimum TLS version: 1.2 or 1.3")
+	fs.StringVar(&o.TLSMinVersion, "tls-min-version", d.TLSMinVersion, "minimum TLS version: 1.3, or 1.2 (AEAD ciphers only)")
 	fs.BoolVar(&o.EnableHTTP2, "enable-http2", d.EnableHTTP2, "offer HTTP/2 on the webhook port")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", d.ClientCAFile, "PEM CA bundle client certificates must chain to (empty: no client authentication)")
 	fs.Func("client-names", "comma-separated common names or DNS names a client certificate must have one of (with --client-ca-file; default any)",
 		func(s string) error { o.ClientNames = strings.Split(s, ","); return nil })
-	fs.DurationVar(&o.ShutdownDelay, "shutdown-delay", d.ShutdownDelay, "how long to keep serving, reporting not ready, after SIGTERM (negative: none)")
+	fs.DurationVar(&o.ShutdownDelay, "shutdown-delay", d.ShutdownDelay, "how long to keep serving, reporting not ready and closing connections after each answer, after SIGTERM (negative: none)")
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "how long in-flight reviews may take to finish at shutdown")
 	o.Certs.BindFlags(fs)
 }
 
 var tlsVersions = map[string]uint16{"1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13}
 
-// tlsOptions sets the minimum version, unless enabled leaves HTTP/2 out of
-// ALPN, and with ClientCAFile requires and verifies client certificates
-// (clientauth.go; auth is nil without).
-func (o *ServerOptions) tlsOptions() (opts func(*tls.Config), auth *clientAuth, err error) {
+// tls12Ciphers are the TLS 1.2 cipher suites offered with
+// --tls-min-version=1.2: forward secret (ECDHE) and authenticated (AEAD)
+// only. TLS 1.3's are all of that kind and not configurable.
+var tls12Ciphers = []uint16{
+	tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+}
+
+// baseTLS sets what every TLS port shares: the minimum version (and its
+// ciphers) and HTTP/1.1 only.
+func (o *ServerOptions) baseTLS() (func(*tls.Config), error) {
 	min, ok := tlsVersions[o.TLSMinVersion]
 	if !ok {
-		return nil, nil, fmt.Errorf("--tls-min-version=%q: want 1.2 or 1.3", o.TLSMinVersion)
+		return nil, fmt.Errorf("--tls-min-version=%q: want 1.3 or 1.2", o.TLSMinVersion)
+	}
+	return func(c *tls.Config) {
+		c.MinVersion = min
+		if min < tls.VersionTLS13 {
+			c.CipherSuites = tls12Ciphers
+		}
+		c.NextProtos = []string{"http/1.1"}
+	}, nil
+}
+
+// tlsOptions are the webhook port's: baseTLS, HTTP/2 when enabled, and
+// with ClientCAFile, required and verified client certificates
+// (clientauth.go; auth is nil without).
+func (o *ServerOptions) tlsOptions() (opts func(*tls.Config), auth *clientAuth, err error) {
+	base, err := o.baseTLS()
+	if err != nil {
+		return nil, nil, err
 	}
 	switch {
 	case o.ClientCAFile != "":
@@ -155,9 +202,9 @@ func (o *ServerOptions) tlsOptions() (opts func(*tls.Config), auth *clientAuth, 
 		return nil, nil, fmt.Errorf("--client-names=%q needs --client-ca-file", strings.Join(o.ClientNames, ","))
 	}
 	return func(c *tls.Config) {
-		c.MinVersion = min
-		if !o.EnableHTTP2 {
-			c.NextProtos = []string{"http/1.1"}
+		base(c)
+		if o.EnableHTTP2 {
+			c.NextProtos = []string{"h2", "http/1.1"}
 		}
 		if auth != nil {
 			c.ClientAuth, c.VerifyConnection = tls.RequireAnyClientCert, auth.verify
@@ -166,12 +213,17 @@ func (o *ServerOptions) tlsOptions() (opts func(*tls.Config), auth *clientAuth, 
 }
 
 // Serve runs the webhook until ctx ends: it loads the configuration, waits
-// for a usable serving certificate, then serves reviews, probes and metrics.
-// When ctx ends it reports not ready for ShutdownDelay, then stops accepting
-// connections and lets in-flight reviews finish.
+// for a usable serving certificate, then serves reviews, probes and metrics,
+// each port within its bounds (listen.go). When ctx ends it reports not
+// ready and closes each connection after its answer for ShutdownDelay,
+// then stops accepting connections and lets in-flight reviews finish.
 func Serve(ctx context.Context, cfg *rest.Config, o ServerOptions) error {
 	o.setDefaults()
 	tlsOpts, auth, err := o.tlsOptions()
+	if err != nil {
+		return err
+	}
+	baseTLS, err := o.baseTLS()
 	if err != nil {
 		return err
 	}
@@ -188,7 +240,7 @@ func Serve(ctx context.Context, cfg *rest.Config, o ServerOptions) error {
 		return err
 	}
 
-	server := newWebhookServer(o, provider.CertDir(), tlsOpts, defaultServerLimits)
+	server := newWebhookServer(o, tlsOpts, webhookPortLimits)
 	if auth != nil {
 		server.self = &auth.self
 	}
@@ -197,10 +249,11 @@ func Serve(ctx context.Context, cfg *rest.Config, o ServerOptions) error {
 		return err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  scheme,
-		Logger:                  o.Log,
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
-		HealthProbeBindAddress:  o.ProbeAddr,
+		Scheme: scheme,
+		Logger: o.Log,
+		// Metrics and probes are served by bounded servers of our own.
+		Metrics:                 metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:  "0",
 		GracefulShutdownTimeout: &o.ShutdownTimeout,
 		WebhookServer:           server,
 	})
@@ -215,26 +268,23 @@ func Serve(ctx context.Context, cfg *rest.Config, o ServerOptions) error {
 	// GetWebhookServer adds the server to the manager's runnables.
 	mgr.GetWebhookServer().Register(o.Path, limitReviews(defaultReviewLimits, hook))
 	var stopping atomic.Bool
-	for _, c := range []struct {
-		name  string
-		check healthz.Checker
-	}{
-		{"certificate", provider.ReadyCheck},
-		{"webhook", mgr.GetWebhookServer().StartedChecker()},
-		{"namespaces", synced},
-		{"shutdown", func(*http.Request) error {
+	ready := map[string]healthz.Checker{
+		"certificate": provider.ReadyCheck,
+		"webhook":     server.StartedChecker(),
+		"namespaces":  synced,
+		"shutdown": func(*http.Request) error {
 			if stopping.Load() {
 				return errors.New("shutting down")
 			}
 			return nil
-		}},
-	} {
-		if err := mgr.AddReadyzCheck(c.name, c.check); err != nil {
+		},
+	}
+	if o.ProbeAddr != "0" {
+		probes := &boundedServer{name: "probes", addr: o.ProbeAddr, handler: probeHandler(map[string]healthz.Checker{"ping": healthz.Ping}, ready),
+			limits: probePortLimits, shutdownTimeout: o.ShutdownTimeout, log: o.Log}
+		if err := mgr.Add(probes); err != nil {
 			return err
 		}
-	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return err
 	}
 	if err := mgr.Add(provider); err != nil {
 		return err
@@ -243,6 +293,26 @@ func Serve(ctx context.Context, cfg *rest.Config, o ServerOptions) error {
 	o.Log.Info("waiting for the serving certificate", "mode", o.Certs.Mode, "dir", provider.CertDir())
 	if err := provider.Setup(ctx); err != nil {
 		return err
+	}
+	watcher, err := certwatcher.New(filepath.Join(provider.CertDir(), "tls.crt"), filepath.Join(provider.CertDir(), "tls.key"))
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(watcher); err != nil {
+		return err
+	}
+	server.certificate = watcher.GetCertificate
+	if o.MetricsAddr != "0" {
+		handler, err := metricsHandler(cfg, mgr.GetHTTPClient(), o.Log.WithName("metrics"))
+		if err != nil {
+			return fmt.Errorf("authenticating metrics clients: %w", err)
+		}
+		metricsTLS := &tls.Config{GetCertificate: watcher.GetCertificate}
+		baseTLS(metricsTLS)
+		if err := mgr.Add(&boundedServer{name: "metrics", addr: o.MetricsAddr, handler: handler, tls: metricsTLS,
+			limits: metricsPortLimits, shutdownTimeout: o.ShutdownTimeout, log: o.Log}); err != nil {
+			return err
+		}
 	}
 	// The manager outlives ctx by ShutdownDelay: requests keep being served
 	// while readiness reports the shutdown.
@@ -255,10 +325,15 @@ func Serve(ctx context.Context, cfg *rest.Config, o ServerOptions) error {
 			return
 		}
 		stopping.Store(true)
-		o.Log.Info("shutting down", "delay", o.ShutdownDelay)
+		// The API server keeps its connections to this replica after it
+		// left the Service's endpoints: each is closed after its next
+		// answer, so none is closed as a review is sent on it.
+		server.port.drain()
+		o.Log.Info("shutting down", "delay", o.ShutdownDelay, "connections", server.port.open())
 		if o.ShutdownDelay > 0 {
 			time.Sleep(o.ShutdownDelay)
 		}
+		o.Log.Info("stopping", "connections", server.port.open())
 		stop()
 	}()
 	o.Log.Info("serving", "port", o.Port, "path", o.Path, "image", config.Image, "tlsMinVersion", o.TLSMinVersion, "http2", o.EnableHTTP2, "clientCAFile", o.ClientCAFile)

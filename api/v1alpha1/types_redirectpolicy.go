@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package v1alpha1
 
 import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,24 +50,35 @@ type RedirectPolicy struct {
 // pods labelled meshinit.io/inject=true elsewhere.
 type RedirectPolicySpec struct {
 	// RequiredInboundPorts must reach the proxy inbound: a pod may not list
-	// them in traffic.meshinit.io/exclude-inbound-ports, and its
+	// them in traffic.meshinit.io/exclude-inbound-ports, its
 	// traffic.meshinit.io/include-inbound-ports must be "*" (the default) or
-	// list them. Default: none.
+	// list them, and neither proxy port may be one of them (the inbound
+	// rules return both). While any port is required, a pod may not opt
+	// out, use hostNetwork or arrive without meshinit's init container,
+	// whatever Interception says, and its containers may not keep
+	// capabilities beyond a short list (see Interception). Under
+	// Interception Required every port is required. Default: none.
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=64
 	// +optional
 	RequiredInboundPorts []Port `json:"requiredInboundPorts,omitempty"`
 
 	// RequiredOutboundPorts must reach the proxy outbound: a pod may not list
-	// them in traffic.meshinit.io/exclude-outbound-ports. With port 53 (or
-	// Interception Required), a pod may not capture less DNS than the chart
-	// (traffic.meshinit.io/capture-dns). Default: none.
+	// them in traffic.meshinit.io/exclude-outbound-ports, and its
+	// traffic.meshinit.io/include-outbound-ports must cover them. While any
+	// is required, every container but meshinit's and the chart's trusted
+	// proxy containers must also run as an explicit UID and GID other than
+	// the proxy's (runAsUser, runAsGroup), with allowPrivilegeEscalation
+	// false: the redirect rules exempt the proxy's UID and GID. With port
+	// 53 (or Interception Required), a pod may not capture less DNS than
+	// the chart (traffic.meshinit.io/capture-dns). Default: none.
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=64
 	// +optional
 	RequiredOutboundPorts []Port `json:"requiredOutboundPorts,omitempty"`
 	// AllowedOutboundCIDRExclusions are the destinations a pod may send
-	// around the proxy while RequiredOutboundPorts is set: every entry of its
+	// around the proxy while RequiredOutboundPorts is set or Interception is
+	// Required: every entry of its
 	// traffic.meshinit.io/exclude-outbound-cidrs must lie inside one of
 	// them, and its traffic.meshinit.io/include-outbound-cidrs (which leaves
 	// out every destination it does not list) must be "*" (the default)
@@ -92,19 +119,31 @@ type RedirectPolicySpec struct {
 	// the API server cannot tell from a real proxy. Default: false.
 	// +optional
 	AllowProxyIdentityOverride bool `json:"allowProxyIdentityOverride,omitempty"`
-	// AllowProxyPortOverride lets a pod set the proxy's inbound and outbound
-	// ports (traffic.meshinit.io/inbound-proxy-port, outbound-proxy-port)
-	// to other values than the chart's while ports are required in that
-	// direction or Interception is Required, and its DNS proxy port
-	// (traffic.meshinit.io/dns-proxy-port) while outbound port 53 is
-	// required or Interception is Required. Without it, a pod could point
-	// the inbound proxy port at an app port, or captured DNS at a listener
-	// of its own, taking that traffic around the proxy. Default: false.
+	// AllowProxyPortOverride lets a pod set the proxy's outbound port
+	// (traffic.meshinit.io/outbound-proxy-port, which the inbound rules
+	// return too) while any port is required, its inbound port
+	// (inbound-proxy-port) while inbound ports are, and its DNS proxy port
+	// (dns-proxy-port) while outbound port 53 is, to other values than the
+	// chart's (Interception Required requires every port). Without it, a
+	// pod could point a proxy port at an app port, or captured DNS at a
+	// listener of its own, taking that traffic around the proxy. Even with
+	// it, a proxy port may not be a required inbound port. Default: false.
 	// +optional
 	AllowProxyPortOverride bool `json:"allowProxyPortOverride,omitempty"`
 
-	// Interception says whether a pod in an opted-in namespace may run without
-	// meshinit. Default: Required.
+	// Interception says how much must reach the proxy: under Required every
+	// port, both ways; under AllowOptOut and Optional the ports listed.
+	// Wherever anything is required, a pod in an opted-in namespace may not
+	// opt out (label meshinit.io/inject=false), use hostNetwork or arrive
+	// without meshinit's init container; every container but meshinit's and
+	// the trusted proxy containers must drop ALL capabilities (adding back
+	// at most AUDIT_WRITE, CHOWN, DAC_OVERRIDE, FOWNER, FSETID, KILL, MKNOD,
+	// NET_BIND_SERVICE, SETFCAP, SETPCAP, SYS_CHROOT) and keep procMount
+	// Default; and the pod may not use hostPID, hostIPC or volumes the node
+	// serves. Where nothing is required, AllowOptOut lets a pod opt out or
+	// use hostNetwork but still refuses one that arrives without meshinit's
+	// container, and privileged containers or ones adding NET_ADMIN,
+	// NET_RAW, SYS_ADMIN or ALL; Optional checks nothing. Default: Required.
 	// +kubebuilder:default=Required
 	// +optional
 	Interception Interception `json:"interception,omitempty"`
@@ -139,25 +178,22 @@ type InterfaceName string
 type Interception string
 
 const (
-	// InterceptionRequired rejects, in an opted-in namespace, a pod or
-	// workload pod template that opts out with label meshinit.io/inject=false
-	// or uses hostNetwork; an intercepted pod that arrives without meshinit's
-	// init container (say, because the webhook was unavailable and its
-	// failurePolicy is Ignore), or with a container of that name that is not
-	// meshinit's (another image, command or arguments); and, on intercepted
-	// pods and templates, containers other than the chart's proxy containers
-	// that run as the proxy UID or GID, and containers other than meshinit's
-	// that are privileged or add NET_ADMIN, NET_RAW, SYS_ADMIN or ALL.
+	// InterceptionRequired requires every port, both ways: a pod in an
+	// opted-in namespace may not opt out, use hostNetwork, arrive without
+	// meshinit's init container (say, because the webhook was unavailable
+	// and its failurePolicy is Ignore) or with a container of that name that
+	// is not meshinit's, list any port in an exclude list or narrow an
+	// include list; and its containers are held to what RequiredInboundPorts
+	// and RequiredOutboundPorts hold them to.
 	InterceptionRequired Interception = "Required"
-	// InterceptionAllowOptOut admits pods that opt out with label
-	// meshinit.io/inject=false and hostNetwork pods, but otherwise checks
-	// what Required checks, except the proxy UID and GID (checked only when
-	// the policy requires outbound ports).
+	// InterceptionAllowOptOut requires the ports listed. With none listed,
+	// it admits pods that opt out with label meshinit.io/inject=false and
+	// hostNetwork pods, but refuses an intercepted pod without meshinit's
+	// init container and containers that are privileged or add NET_ADMIN,
+	// NET_RAW, SYS_ADMIN or ALL.
 	InterceptionAllowOptOut Interception = "AllowOptOut"
-	// InterceptionOptional checks only the required ports (and, when
-	// outbound ports are required, the CIDR lists and the proxy UID and GID)
-	// of intercepted pods; pods that opt out or arrive without the init
-	// container are admitted.
+	// InterceptionOptional requires the ports listed; with none listed, it
+	// checks nothing.
 	InterceptionOptional Interception = "Optional"
 )
 

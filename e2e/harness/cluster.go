@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package harness
 
 import (
@@ -32,7 +48,7 @@ type Cluster struct {
 	// RedirectPolicy's interception is AllowOptOut, not the chart's
 	// Required).
 	policyValues map[string]any
-	// local is the local cluster, nil for one KUBECONFIG names.
+	// local is the local cluster, nil for one KUBECONFIG names (Existing).
 	local *cluster.Cluster
 }
 
@@ -56,21 +72,21 @@ func binDir() string {
 	return filepath.Join(cache, "kubernetes-"+cluster.KubernetesVersion, "bin")
 }
 
-// FromEnv returns the cluster KUBECONFIG names, or else brings up the local
-// one (see Local). For another cluster the images are pushed to the
-// registry prefix MESHINIT_E2E_REGISTRY (e.g. registry.example/meshinit)
+// Existing returns the cluster KUBECONFIG names, for a caller that was
+// asked to use it (CLUSTER=existing, see Choose). The images are pushed to
+// the registry prefix MESHINIT_E2E_REGISTRY (e.g. registry.example/meshinit)
 // when it is set, else loaded through the containerd socket
 // MESHINIT_E2E_CONTAINERD (default /run/containerd/containerd.sock), which
 // must be a node of that cluster.
-func FromEnv(ctx context.Context, logf func(string, ...any)) (*Cluster, error) {
+func Existing(ctx context.Context, logf func(string, ...any)) (*Cluster, error) {
 	kc := os.Getenv("KUBECONFIG")
-	if kc == "" || kc == localKubeconfig {
-		return Local(ctx, logf)
+	if kc == "" {
+		return nil, fmt.Errorf("%s=%s, but KUBECONFIG is unset: point it at the cluster to use", ClusterEnv, ClusterExisting)
 	}
 	c := &Cluster{Kubeconfig: kc, KubectlBin: filepath.Join(binDir(), "kubectl"), Registry: os.Getenv("MESHINIT_E2E_REGISTRY")}
 	if _, err := os.Stat(c.KubectlBin); err != nil {
 		if c.KubectlBin, err = exec.LookPath("kubectl"); err != nil {
-			return nil, &Unavailable{"no kubectl (run `make tools-cluster`)"}
+			return nil, &Unavailable{"no kubectl (run `make tools-envtest`, or put one on PATH)"}
 		}
 	}
 	if c.Registry != "" {
@@ -158,4 +174,13 @@ func (c *Cluster) Kubectl(ctx context.Context, stdin string, args ...string) (st
 // Apply applies manifests server-side.
 func (c *Cluster) Apply(ctx context.Context, manifests string, args ...string) (string, error) {
 	return c.Kubectl(ctx, manifests, append([]string{"apply", "--server-side", "--force-conflicts", "--field-manager", "meshinit-e2e", "-f", "-"}, args...)...)
+}
+
+// APIServerPID is the process ID of the local cluster's kube-apiserver, for
+// benchmarks that read its CPU time; an error on a cluster KUBECONFIG names.
+func (c *Cluster) APIServerPID() (int, error) {
+	if c.local == nil {
+		return 0, errors.New("not the local cluster: its kube-apiserver's process cannot be read")
+	}
+	return c.local.PID("kube-apiserver")
 }

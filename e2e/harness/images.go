@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package harness
 
 import (
@@ -48,9 +64,19 @@ func (c *Cluster) LoadImages(ctx context.Context, dir string, logf func(string, 
 			return Images{}, fmt.Errorf("building the images: no %s archive for %s", name, runtime.GOARCH)
 		}
 	}
-	proxy := func(name string) map[string]any { return map[string]any{"name": name, "image": imgs.TestProxy} }
+	// The proxy containers of AppPod and DNSAppPod, trusted for their
+	// arguments.
+	proxy := func(name string, args ...any) map[string]any {
+		// []any, as values read from YAML are: Helm's schema validation
+		// refuses a []string where items are oneOf string or object.
+		return map[string]any{"name": name, "image": imgs.TestProxy, "args": args}
+	}
 	c.policyValues = map[string]any{"policy": map[string]any{
-		"proxyContainers":       []any{proxy("proxy-out"), proxy("proxy-in"), proxy("proxy-dns")},
+		"proxyContainers": []any{
+			proxy("proxy-out", "-listen", ":15001", "-name", "proxy-out"),
+			proxy("proxy-in", "-listen", ":15006", "-name", "proxy-in"),
+			proxy("proxy-dns", "-listen", ":15098", "-dns", "127.0.0.1:15053", "-name", "proxy-dns"),
+		},
 		"defaultRedirectPolicy": map[string]any{"interception": "AllowOptOut"},
 	}}
 	if c.Registry != "" {

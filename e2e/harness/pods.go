@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package harness
 
 import (
@@ -8,7 +24,7 @@ import (
 	"strings"
 )
 
-// Labels, annotations and names meshinit's users see (README.md, "Labels" and "Annotations").
+// Labels, annotations and names meshinit's users see (docs/configuration.md, "Labels" and "Annotations").
 const (
 	InjectionLabel = "meshinit.io/injection"
 	InjectLabel    = "meshinit.io/inject"
@@ -19,6 +35,13 @@ const (
 	StatusAnnotation = "meshinit.io/status"
 	// testServer is the test images' program (internal/testproxy).
 	testServer = "/usr/local/bin/testserver"
+)
+
+// PodSecurityLabel opts a namespace in to the chart's PodSecurity guard
+// (docs/podsecurity.md); EnforceLabel is the PodSecurity plugin's own.
+const (
+	PodSecurityLabel = "meshinit.io/pod-security"
+	EnforceLabel     = "pod-security.kubernetes.io/enforce"
 )
 
 // proxyUser runs a container as the proxy UID and GID (the redirector's
@@ -72,6 +95,17 @@ func (i Images) NameserverPod(name string) string {
 // dial from, or a pod to see admitted or not.
 func (i Images) PlainPod(name string, labels, annotations map[string]string) string {
 	return pod(name, labels, annotations, container(name, i.TestApp, nil, "-listen", ":8080", "-name", name))
+}
+
+// HostPathPod is PlainPod with the node's root file system mounted: what
+// PodSecurity baseline exists to refuse.
+func (i Images) HostPathPod(name string) string {
+	var p map[string]any
+	if err := json.Unmarshal([]byte(i.PlainPod(name, nil, nil)), &p); err != nil {
+		panic(err)
+	}
+	p["spec"].(map[string]any)["volumes"] = []any{map[string]any{"name": "host", "hostPath": map[string]any{"path": "/"}}}
+	return manifest(p)
 }
 
 // RequiredInboundPortPolicy is a RedirectPolicy in ns that requires
@@ -132,14 +166,22 @@ func (i Images) Deployment(ns, name string, annotations map[string]string) strin
 	})
 }
 
-// container is a container running image with args.
+// container is a container running image with args, with securityContext
+// or, when nil, hardened: no privilege escalation, no capabilities (what a
+// RedirectPolicy requiring ports asks of a container that is not a proxy;
+// the test app binds no privileged port, and its image's user is its own,
+// 65532).
 func container(name, image string, securityContext map[string]any, args ...string) map[string]any {
 	c := map[string]any{"name": name, "image": image, "imagePullPolicy": "IfNotPresent", "args": args}
-	if securityContext != nil {
-		c["securityContext"] = securityContext
+	if securityContext == nil {
+		securityContext = hardened
 	}
+	c["securityContext"] = securityContext
 	return c
 }
+
+// hardened is the securityContext of the tests' app containers.
+var hardened = map[string]any{"allowPrivilegeEscalation": false, "capabilities": map[string]any{"drop": []any{"ALL"}}}
 
 // pod is a pod of containers that stops at once when deleted.
 func pod(name string, labels, annotations map[string]string, containers ...map[string]any) string {

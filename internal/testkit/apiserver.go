@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package testkit
 
 import (
@@ -11,6 +27,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -39,9 +56,18 @@ func NeedRoot(t testing.TB, why string) {
 }
 
 // Options say how to start an API server.
+//
+// The API server runs with its default admission plugins, as a cluster's
+// does (envtest turns the ServiceAccount plugin off; the kit turns it back
+// on): meshinit's injectors must hold against the plugins that change a pod
+// after them, and a test kit that turns one off hides exactly that. The
+// ServiceAccount plugin needs each namespace's default ServiceAccount, so
+// the kit runs kube-controller-manager's serviceaccount controller beside
+// the API server, the one that makes them in a cluster (see [Namespace]).
 type Options struct {
 	// Flags are extra kube-apiserver flags, each "name=value"
-	// ("admission-control-config-file=/path"). Default none.
+	// ("admission-control-config-file=/path",
+	// "enable-admission-plugins=AlwaysPullImages"). Default none.
 	Flags []string
 	// AuditPolicy, when set, is an audit policy (YAML) the API server logs
 	// by, to [APIServer.AuditLog]. Default no audit log.
@@ -63,9 +89,10 @@ type APIServer struct {
 	// whose expectations depend on it.
 	Minor int
 
-	env     *envtest.Environment
-	dir     string // the files the kit writes, removed by stop
-	kubectl string // its path
+	env         *envtest.Environment
+	dir         string    // the files the kit writes, removed by stop
+	kubectl     string    // its path
+	controllers *exec.Cmd // kube-controller-manager, serviceaccount controller only
 }
 
 // StartAPIServer starts an API server for t alone, stopped when t ends; it
@@ -87,6 +114,13 @@ func StartAPIServer(t testing.TB, opts Options) *APIServer {
 
 func start(opts Options) (_ *APIServer, err error) {
 	s := &APIServer{env: &envtest.Environment{}}
+	if os.Getenv("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT") == "" {
+		// envtest's 20s is too short for a kube-apiserver starting beside
+		// others on two busy cores (the certs package's failed 5 times in
+		// a row at load 17), and a start that takes longer is not a failure
+		// of what the tests check.
+		s.env.ControlPlaneStartTimeout = 2 * time.Minute
+	}
 	if s.dir, err = os.MkdirTemp("", "meshinit-apiserver-"); err != nil {
 		return nil, err
 	}
@@ -96,6 +130,7 @@ func start(opts Options) (_ *APIServer, err error) {
 		}
 	}()
 	args := s.env.ControlPlane.GetAPIServer().Configure()
+	args.Set("disable-admission-plugins", "") // envtest's default: ServiceAccount
 	for _, f := range opts.Flags {
 		name, value, ok := strings.Cut(f, "=")
 		if !ok {
@@ -125,7 +160,33 @@ func start(opts Options) (_ *APIServer, err error) {
 	if s.Minor, err = minorVersion(s.Config); err != nil {
 		return nil, errors.Join(err, s.stop())
 	}
+	if err := s.startServiceAccounts(); err != nil {
+		return nil, errors.Join(err, s.stop())
+	}
 	return s, nil
+}
+
+// startServiceAccounts runs kube-controller-manager with only its
+// serviceaccount controller, which gives every namespace its default
+// ServiceAccount. The binary is the one in KUBEBUILDER_ASSETS (make
+// tools-envtest builds it; the matrix versions link the pinned one's).
+func (s *APIServer) startServiceAccounts() error {
+	bin := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kube-controller-manager")
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("the ServiceAccount admission plugin needs the serviceaccount controller: %w (make tools-envtest builds kube-controller-manager)", err)
+	}
+	s.controllers = exec.Command(bin, "--kubeconfig="+s.Kubeconfig, "--controllers=serviceaccount",
+		"--leader-elect=false", "--secure-port=0")
+	log, err := os.Create(filepath.Join(s.dir, "kube-controller-manager.log"))
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	s.controllers.Stdout, s.controllers.Stderr = log, log
+	if err := s.controllers.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", bin, err)
+	}
+	return nil
 }
 
 // minorVersion asks the API server for its minor version.
@@ -163,6 +224,10 @@ func (s *APIServer) writeKubeconfig(admin *envtest.AuthenticatedUser) error {
 }
 
 func (s *APIServer) stop() error {
+	if s.controllers != nil && s.controllers.Process != nil {
+		_ = s.controllers.Process.Kill()
+		_ = s.controllers.Wait() // killed: its exit status says nothing
+	}
 	return errors.Join(s.env.Stop(), os.RemoveAll(s.dir))
 }
 

@@ -39,6 +39,21 @@ patches it in (and re-asserts it), cert-manager's cainjector injects it.
 {{ .Values.certs.secretName | default (printf "%s-webhook-tls" (include "meshinit.fullname" .)) }}
 {{- end -}}
 
+{{/*
+Self-managed mode's two Secrets, which certs-secrets.yaml creates empty:
+the serving certificate (with a copy of the CA certificates) and the CA
+(its key). The webhook reads and updates them by name, and creates none.
+certs.secretName then names the one Secret of releases from before, whose
+certificates the webhook moves into these two before deleting it.
+*/}}
+{{- define "meshinit.certs.servingSecretName" -}}
+{{ include "meshinit.fullname" . }}-webhook-serving
+{{- end -}}
+
+{{- define "meshinit.certs.caSecretName" -}}
+{{ include "meshinit.fullname" . }}-webhook-signer
+{{- end -}}
+
 {{/* certManager.enabled: the serving Certificate, and the chart's CA chain. */}}
 {{- define "meshinit.certs.certificateName" -}}
 {{ include "meshinit.fullname" . }}-webhook
@@ -82,11 +97,16 @@ cert-manager.io/inject-ca-from: {{ printf "%s/%s" .Release.Namespace (include "m
 {{- $mode := include "meshinit.certs.mode" . -}}
 - --cert-mode={{ $mode }}
 - --cert-dir={{ include "meshinit.certs.dir" . }}
-{{- if ne $mode "files" }}
+{{- if eq $mode "cert-manager" }}
 - --cert-secret={{ include "meshinit.certs.secretName" . }}
+{{- end }}
+{{- if ne $mode "files" }}
 - --service-namespace={{ .Release.Namespace }}
 {{- end }}
 {{- if eq $mode "self-managed" }}
+- --cert-secret={{ include "meshinit.certs.servingSecretName" . }}
+- --cert-ca-secret={{ include "meshinit.certs.caSecretName" . }}
+- --cert-legacy-secret={{ include "meshinit.certs.secretName" . }}
 - --service-name={{ include "meshinit.certs.serviceName" . }}
 - --webhook-config-name={{ include "meshinit.certs.webhookConfigName" . }}
 {{- with .Values.certs.selfManaged.caValidity }}

@@ -17,10 +17,30 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
 {{/*
-An image reference "repository:tag" from an image value ({repository, tag}),
-the tag defaulting to the chart's appVersion. Argument: (dict "image" <value>
-"root" $).
+An image reference from an image value ({repository, tag, digest}):
+"repository@digest" when digest is set (a release pins every image by
+digest), else "repository:tag", the tag defaulting to the chart's
+appVersion. global.imageRegistry, when set, replaces the repository's
+registry (its first component when that is a host: it has a "." or a ":",
+or is localhost), or is put before a repository without one, so a mirror
+serves every image under the same paths and digests. Argument: (dict
+"image" <value> "root" $).
 */}}
 {{- define "meshinit.image" -}}
-{{ printf "%s:%s" .image.repository (.image.tag | default .root.Chart.AppVersion) }}
+{{- $repo := .image.repository -}}
+{{- $mirror := "" -}}
+{{- if .root.Values.global -}}{{- $mirror = .root.Values.global.imageRegistry | default "" | trimSuffix "/" -}}{{- end -}}
+{{- if $mirror -}}
+{{- $first := regexFind "^[^/]+" $repo -}}
+{{- if and (contains "/" $repo) (or (contains "." $first) (contains ":" $first) (eq $first "localhost")) -}}
+{{- $repo = printf "%s/%s" $mirror (trimPrefix (printf "%s/" $first) $repo) -}}
+{{- else -}}
+{{- $repo = printf "%s/%s" $mirror $repo -}}
+{{- end -}}
+{{- end -}}
+{{- if .image.digest -}}
+{{ printf "%s@%s" $repo .image.digest }}
+{{- else -}}
+{{ printf "%s:%s" $repo (.image.tag | default .root.Chart.AppVersion) }}
+{{- end -}}
 {{- end -}}

@@ -482,6 +482,9 @@ says which pods it selects (about).
 meshinit.inject.container: meshinit's init container as a CEL object
 (webhook/container.go's initContainer); the API server defaults it as it
 defaults the webhook's (requests from limits, quantities to milli units).
+Its imagePullPolicy is Always where the pod's container of that name has it
+(AlwaysPullImages set it, and refuses a pod without it), as the webhook
+keeps it.
 */ -}}
 {{- define "meshinit.inject.container" -}}
 {{- $c := "Object.spec.initContainers" -}}
@@ -490,7 +493,7 @@ defaults the webhook's (requests from limits, quantities to milli units).
 {{ $c }}{
   name: 'meshinit-redirect',
   image: {{ include "meshinit.redirect.image" $ | toJson }},
-  imagePullPolicy: {{ .imagePullPolicy | toJson }},
+  imagePullPolicy: variables.redirectAt.size() > 0 && variables.initContainers[variables.redirectAt[0]].?imagePullPolicy.orValue('') == 'Always' ? 'Always' : {{ .imagePullPolicy | toJson }},
   args: variables.args,
 {{- $resources := list -}}
 {{- with .resources.requests }}{{ $resources = append $resources (printf "requests: %s" (include "meshinit.inject.quantities" .)) }}{{ end -}}
@@ -513,8 +516,103 @@ defaults the webhook's (requests from limits, quantities to milli units).
     seccompProfile: {{ $sc }}.seccompProfile{type: 'RuntimeDefault'}
 {{- end }}
   },
+  volumeMounts: [{{ $c }}.volumeMounts{name: {{ include "meshinit.inject.tokenVolumeName" $ | squote }}, mountPath: {{ include "meshinit.inject.tokenPath" $ | squote }}, readOnly: true}],
   terminationMessagePath: '/dev/termination-log',
   terminationMessagePolicy: 'FallbackToLogsOnError'
 }
 {{- end -}}
+{{- end -}}
+
+{{- /*
+meshinit.inject.tokenVolumeName and meshinit.inject.tokenPath: the pod
+volume (an empty emptyDir) that meshinit's container mounts read-only at the
+service-account token path, so that the ServiceAccount admission plugin never
+mounts an API token into it (webhook.TokenBlockVolume says why).
+*/ -}}
+{{- define "meshinit.inject.tokenVolumeName" -}}meshinit-no-api-token{{- end -}}
+{{- define "meshinit.inject.tokenPath" -}}/var/run/secrets/kubernetes.io/serviceaccount{{- end -}}
+
+{{- /*
+meshinit.inject.tokenVolume: that volume, as a CEL object of the
+MutatingAdmissionPolicy's patch.
+*/ -}}
+{{- define "meshinit.inject.tokenVolume" -}}
+Object.spec.volumes{name: {{ include "meshinit.inject.tokenVolumeName" . | squote }}, emptyDir: Object.spec.volumes.emptyDir{}}
+{{- end -}}
+
+{{- /*
+meshinit.inject.canonical: a CEL predicate: the init container c (a CEL
+name bound by the caller) is exactly the one the injector builds with the
+arguments args (a CEL list expression), as webhook/mutate.go's
+sameContainer decides: imagePullPolicy Always and requests or limits of
+resources the chart does not name are tolerated (admission plugins set them,
+AlwaysPullImages and LimitRanger; neither changes what the redirector runs
+or may do); the chart's resources are compared as quantities. Written not to
+fail on anything a pod can hold. Argument: (dict "c" <name> "args" <CEL>
+"root" $).
+*/ -}}
+{{- define "meshinit.inject.canonical" -}}
+{{- $c := .c -}}
+{{- $volume := include "meshinit.inject.tokenVolumeName" .root -}}
+{{- with .root.Values.webhook.inject -}}
+{{ $c }}.name == 'meshinit-redirect'
+  && {{ $c }}.?image.orValue('') == {{ include "meshinit.redirect.image" $.root | squote }}
+  && {{ $c }}.?imagePullPolicy.orValue('') in [{{ .imagePullPolicy | squote }}, 'Always']
+  && {{ $c }}.?args.orValue([]) == {{ $.args }}
+{{- range $kind := list "requests" "limits" }}
+{{- range $name, $q := index $.root.Values.webhook.inject.resources $kind }}
+{{- $v := printf "%s.resources.%s[%s]" $c $kind ($name | squote) }}
+  && {{ $c }}.?resources.?{{ $kind }}[?{{ $name | squote }}].hasValue() && isQuantity(string({{ $v }})) && quantity(string({{ $v }})).compareTo(quantity({{ $q | toString | squote }})) == 0
+{{- end }}
+{{- end }}
+  && {{ $c }}.?terminationMessagePath.orValue('') == '/dev/termination-log'
+  && {{ $c }}.?terminationMessagePolicy.orValue('') == 'FallbackToLogsOnError'
+  && !['command', 'workingDir', 'ports', 'envFrom', 'env', 'resizePolicy', 'restartPolicy', 'restartPolicyRules',
+    'volumeDevices', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'stdin', 'stdinOnce', 'tty'].exists(f, f in dyn({{ $c }}))
+  && {{ $c }}.?volumeMounts.orValue([]).size() == 1
+  && [{{ $c }}.volumeMounts[0]].all(m, m.name == '{{ $volume }}' && m.mountPath == {{ include "meshinit.inject.tokenPath" $.root | squote }}
+    && m.?readOnly.orValue(false) && !['subPath', 'subPathExpr', 'mountPropagation', 'recursiveReadOnly'].exists(f, f in dyn(m)))
+  && {{ $c }}.?securityContext.hasValue() && [{{ $c }}.securityContext].all(s,
+    !['seLinuxOptions', 'windowsOptions', 'procMount', 'appArmorProfile'{{ if not .privileged }}, 'privileged'{{ end }}].exists(f, f in dyn(s))
+    && s.?capabilities.?add.orValue([]) == ['NET_ADMIN', 'NET_RAW'] && s.?capabilities.?drop.orValue([]) == ['ALL']
+{{- if .privileged }}
+    && s.?privileged.orValue(false) && s.?runAsUser.orValue(-1) == 0 && s.?runAsGroup.orValue(-1) == 0
+    && s.?runAsNonRoot.hasValue() && !s.runAsNonRoot && s.?readOnlyRootFilesystem.orValue(false)
+    && !s.?allowPrivilegeEscalation.hasValue() && !s.?seccompProfile.hasValue())
+{{- else }}
+    && s.?runAsUser.orValue(-1) == 65532 && s.?runAsGroup.orValue(-1) == 0 && s.?runAsNonRoot.orValue(false)
+    && s.?readOnlyRootFilesystem.orValue(false) && s.?allowPrivilegeEscalation.hasValue() && !s.allowPrivilegeEscalation
+    && s.?seccompProfile.?type.orValue('') == 'RuntimeDefault' && !s.?seccompProfile.?localhostProfile.hasValue())
+{{- end }}
+{{- end -}}
+{{- end -}}
+
+{{- /*
+meshinit.inject.tokenVolumeCanonical: a CEL predicate: the volume v (a CEL
+name bound by the caller) is the one the injector adds.
+*/ -}}
+{{- define "meshinit.inject.tokenVolumeCanonical" -}}
+{{ . }}.name == {{ include "meshinit.inject.tokenVolumeName" . | squote }} && {{ . }}.?emptyDir.hasValue() && !{{ . }}.emptyDir.?medium.hasValue() && !{{ . }}.emptyDir.?sizeLimit.hasValue()
+{{- end -}}
+
+{{- /*
+meshinit.inject.unsettled: a CEL match condition, true unless the pod
+already carries exactly what the injector would give it (its container at
+its placement, the volume, the status), so that the injector (webhook or
+mutating policy) is not called again for a pod it has injected: on
+reinvocation, after a later webhook or an admission plugin changed
+something else, and for a pod re-created from an injected one. Without
+traffic annotations a pod's container is the chart's literal; a pod with
+them is always reviewed (its arguments would have to be computed from
+them, which is the review itself).
+*/ -}}
+{{- define "meshinit.inject.unsettled" -}}
+{{- $args := list "apply" -}}
+{{- range include "meshinit.redirect.settings" . | fromJsonArray }}{{ $args = append $args (printf "--%s=%s" (index . 0) (index . 1)) }}{{ end -}}
+{{- $at := ternary "0" "object.spec.initContainers.size() - 1" (eq .Values.webhook.inject.placement "first") -}}
+!(object.spec.?initContainers.orValue([]).size() > 0
+  && !object.metadata.?annotations.orValue({}).exists(k, k.startsWith('traffic.meshinit.io/'))
+  && object.metadata.?annotations[?'meshinit.io/status'].orValue('') == {{ include "meshinit.inject.status" . | squote }}
+  && object.spec.?volumes.orValue([]).exists(v, {{ include "meshinit.inject.tokenVolumeCanonical" "v" }})
+  && [object.spec.initContainers[{{ $at }}]].all(c, {{ include "meshinit.inject.canonical" (dict "c" "c" "args" ($args | toJson) "root" .) }}))
 {{- end -}}

@@ -55,6 +55,9 @@ or a Secret, exactly one), mounted at /etc/meshinit/client-ca; "" when off.
 {{- if eq (empty .caBundle.configMap) (empty .caBundle.secret) }}
 {{- fail "webhook.clientAuth.enabled needs exactly one of webhook.clientAuth.caBundle.configMap and webhook.clientAuth.caBundle.secret: where the CA certificates of the API server's client certificate are" }}
 {{- end }}
+{{- if not .allowedNames }}
+{{- fail "webhook.clientAuth.enabled needs webhook.clientAuth.allowedNames: the common names or DNS names of the API server's client certificate (its CA signs others too)" }}
+{{- end }}
 - name: client-ca
 {{- if .caBundle.configMap }}
   configMap:

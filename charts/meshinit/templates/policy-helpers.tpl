@@ -121,6 +121,88 @@ helm test's proxy when tests are enabled.
 {{- toJson $out -}}
 {{- end -}}
 
+{{- /*
+meshinit.policy.redirectVariables: the variables that recognise meshinit's
+init container by what it runs, not by its name: the chart's image, no
+command, exactly the chart's arguments (the lists a pod sets are only
+prefixes here: the RedirectPolicy's policy checks their values), its one
+mount (the empty directory at the service-account token path), nothing
+that changes what the redirector finds or when it runs; with placement
+first, first. variables.redirect is the init container named
+meshinit-redirect ({} when there is none), variables.redirectProblem why it
+is not meshinit's ('' when it is), variables.injected whether the pod has
+meshinit's. Needs variables.pod. Shared by the RedirectPolicy's policy and
+the PodSecurity guard (podsecurity-validatingadmissionpolicy.yaml), so both
+recognise the same container.
+*/ -}}
+{{- define "meshinit.policy.redirectVariables" -}}
+# What the chart configures the webhook to inject (webhook.inject).
+- name: redirectImage
+  expression: |-
+    {{ include "meshinit.redirect.image" . | toJson }}
+- name: chartArgs
+  expression: |-
+    {{ include "meshinit.policy.chartArgs" . }}
+- name: podArgs
+  expression: |-
+    {{ include "meshinit.policy.podArgs" . }}
+- name: argIndexes
+  expression: |-
+    {{ until (include "meshinit.policy.chartArgs" . | fromJsonArray | len) | toJson }}
+- name: redirectFirst
+  expression: {{ eq .Values.webhook.inject.placement "first" | quote }}
+- name: initContainers
+  expression: "variables.pod.spec.?initContainers.orValue([])"
+- name: redirectContainers
+  expression: "variables.initContainers.filter(c, c.name == 'meshinit-redirect')"
+- name: redirect
+  expression: "variables.redirectContainers.size() == 0 ? {} : variables.redirectContainers[0]"
+- name: redirectArgs
+  expression: "variables.redirect.?args.orValue([])"
+- name: redirectFields
+  expression: |-
+    ['env', 'envFrom', 'volumeDevices', 'workingDir', 'restartPolicy',
+      'lifecycle', 'livenessProbe', 'readinessProbe', 'startupProbe'].filter(f, f in variables.redirect)
+# Its one mount: the empty directory it holds at the service-account
+# token path, so the API server never mounts a token into it.
+- name: redirectMounts
+  expression: "variables.redirect.?volumeMounts.orValue([])"
+- name: redirectMountsCanonical
+  expression: |-
+    variables.redirectMounts.size() == 1
+      && variables.redirectMounts[0].name == {{ include "meshinit.inject.tokenVolumeName" . | squote }}
+      && variables.redirectMounts[0].mountPath == {{ include "meshinit.inject.tokenPath" . | squote }}
+      && variables.redirectMounts[0].?readOnly.orValue(false)
+      && !['subPath', 'subPathExpr', 'mountPropagation', 'recursiveReadOnly'].exists(f, f in variables.redirectMounts[0])
+      && variables.pod.spec.?volumes.orValue([]).exists(v, v.name == {{ include "meshinit.inject.tokenVolumeName" . | squote }}
+        && v.?emptyDir.hasValue() && !v.emptyDir.?medium.hasValue() && !v.emptyDir.?sizeLimit.hasValue())
+# The positions of the arguments that differ from the chart's (only
+# read when there are as many as the chart's).
+- name: badArgs
+  expression: |-
+    variables.argIndexes.filter(i, i in variables.podArgs
+      ? !variables.redirectArgs[i].startsWith(variables.chartArgs[i]) : variables.redirectArgs[i] != variables.chartArgs[i])
+# Why the init container named meshinit-redirect is not meshinit's; '' when it is.
+- name: redirectProblem
+  expression: |-
+    variables.redirect.?image.orValue('') != variables.redirectImage
+      ? 'its image ' + {{ include "meshinit.policy.quoted" "variables.redirect.?image.orValue('')" }} + ' is not ' + strings.quote(variables.redirectImage)
+    : variables.redirect.?command.orValue([]).size() > 0 ? 'it sets command'
+    : variables.redirectFields.size() > 0 ? 'it sets ' + variables.redirectFields[0]
+    : !variables.redirectMountsCanonical
+      ? {{ printf "'it mounts something other than, or besides, the empty directory %s read-only at %s'" (include "meshinit.inject.tokenVolumeName" .) (include "meshinit.inject.tokenPath" .) }}
+    : variables.redirectArgs.size() != variables.chartArgs.size()
+      ? 'it has ' + string(variables.redirectArgs.size()) + ' arguments, not ' + string(variables.chartArgs.size())
+    : variables.badArgs.size() > 0
+      ? 'argument ' + string(variables.badArgs[0]) + ' ' + {{ include "meshinit.policy.quoted" "variables.redirectArgs[variables.badArgs[0]]" }} + ' is not '
+        + strings.quote(variables.chartArgs[variables.badArgs[0]] + (variables.badArgs[0] in variables.podArgs ? '...' : ''))
+    : variables.redirectFirst && variables.initContainers[0].name != 'meshinit-redirect'
+      ? 'it is not the first init container (webhook.inject.placement: first)'
+    : ''
+- name: injected
+  expression: "variables.redirectContainers.size() > 0 && variables.redirectProblem == ''"
+{{- end -}}
+
 {{- /* meshinit.policy.cut: the string expression s, cut after n characters (then "..."). */ -}}
 {{- define "meshinit.policy.cut" -}}
 ({{ .s }}.size() > {{ .n }} ? {{ .s }}.substring(0, {{ .n }}) + '...' : {{ .s }})
@@ -211,7 +293,7 @@ addresses (::ffff:10.0.0.1), which Go reads: the policy refuses them.
 - name: {{ .name }}Readable
   expression: "!variables.{{ .name }}TooLong && variables.{{ .name }}Bad.size() == 0"
 - name: {{ .name }}Checked
-  expression: "variables.{{ .required }}.size() > 0 || variables.interception == 'Required'"
+  expression: "variables.{{ .direction }}Required"
 - name: {{ .name }}Items
 {{- if eq .kind "ids" }}
   expression: "!variables.{{ .name }}Readable ? [] : variables.{{ .name }}Entries.map(e, int(e))"
@@ -260,12 +342,14 @@ to listVariables) contain the port held by the CEL variable port.
 meshinit.policy.violations: the variable <name>Violations of one list source
 (see listVariables): what the list, once read, takes around the proxy that
 the RedirectPolicy requires. Ports: the required ports an include list
-leaves out or an exclude list lists. CIDRs: for an exclude list, its
+leaves out or an exclude list lists (as strings); where every port is
+required (interception Required), an include list other than "*" (as
+["*"]) and every entry of an exclude list. CIDRs: for an exclude list, its
 prefixes outside every allowedOutboundCIDRExclusions entry ("*" when it is
 "*" and they do not cover everything); for an include list (it leaves out
 whatever it does not list), the families (IPv4, IPv6) it narrows that
 allowedOutboundCIDRExclusions does not cover whole; only when the
-RedirectPolicy requires outbound ports. Empty while the list cannot be read
+RedirectPolicy requires outbound ports (interception Required: all). Empty while the list cannot be read
 (another validation says so).
 */ -}}
 {{- define "meshinit.policy.violations" -}}
@@ -275,15 +359,17 @@ RedirectPolicy requires outbound ports. Empty while the list cannot be read
     !variables.{{ .name }}Checked ? [] : variables.{{ .name }}Items.filter(e, !(e in variables.{{ .allowed }}))
 {{- else if eq .kind "ports" }}
   expression: |-
-    !variables.{{ .name }}Readable ? [] : variables.{{ .required }}.filter(p, {{ ternary "!" "" .include }}{{ include "meshinit.policy.inList" (dict "list" .name "port" "p") | nindent 6 | trim }})
+    !variables.{{ .name }}Readable ? [] : variables.allPorts
+      ? {{ if .include }}(variables.{{ .name }}All ? [] : ['*']){{ else }}(variables.{{ .name }}All ? ['*'] : variables.{{ .name }}Entries.map(e, e[0])){{ end }}
+      : variables.{{ .required }}.filter(p, {{ ternary "!" "" .include }}{{ include "meshinit.policy.inList" (dict "list" .name "port" "p") | nindent 6 | trim }}).map(p, string(p))
 {{- else if .include }}
   expression: |-
-    variables.{{ .required }}.size() == 0 || !variables.{{ .name }}Readable || variables.{{ .name }}All ? [] : [4, 6].filter(f,
+    !variables.outboundRequired || !variables.{{ .name }}Readable || variables.{{ .name }}All ? [] : [4, 6].filter(f,
       !variables.allowedAll.exists(a, a == f) && !variables.{{ .name }}Prefixes.exists(p, p.prefixLength() == 0 && p.ip().family() == f))
       .map(f, 'IPv' + string(f))
 {{- else }}
   expression: |-
-    variables.{{ .required }}.size() == 0 || !variables.{{ .name }}Readable ? []
+    !variables.outboundRequired || !variables.{{ .name }}Readable ? []
       : variables.{{ .name }}All ? (variables.allowedAll.size() == 2 ? [] : ['*'])
       : variables.{{ .name }}Prefixes.filter(p, !variables.allowed.exists(a, a.containsCIDR(p))).map(p, string(p))
 {{- end }}
@@ -292,6 +378,19 @@ RedirectPolicy requires outbound ports. Empty while the list cannot be read
 {{- /* meshinit.policy.ports: "port 80" or "ports 80, 443", for the list variable named. */ -}}
 {{- define "meshinit.policy.ports" -}}
 (variables.{{ . }}.size() == 1 ? 'port ' + string(variables.{{ . }}[0]) : 'ports ' + variables.{{ . }}.map(p, string(p)).join(', '))
+{{- end -}}
+
+{{- /*
+meshinit.policy.required: what the RedirectPolicy requires in a direction
+(inbound or outbound), for messages: "every inbound port (interception:
+Required)" or "inbound ports 8443, 9443"; requiredAre ends it with "is" or
+"are".
+*/ -}}
+{{- define "meshinit.policy.required" -}}
+(variables.allPorts ? 'every {{ . }} port (interception: Required)' : '{{ . }} ' + {{ include "meshinit.policy.ports" (printf "required%s" (title .)) }})
+{{- end -}}
+{{- define "meshinit.policy.requiredAre" -}}
+(variables.allPorts ? 'every {{ . }} port is' : '{{ . }} ' + {{ include "meshinit.policy.portsAre" (printf "required%s" (title .)) }})
 {{- end -}}
 
 {{- /* meshinit.policy.portsAre: "port 80 is" or "ports 80, 443 are", for the list variable named. */ -}}
@@ -318,7 +417,7 @@ its direction, or ''.
 {{- end }}
   + ', so RedirectPolicy ' + variables.policy + ' cannot check it against {{ .spec }}'
 {{- else }}
-variables.{{ .required }}.size() == 0 || variables.{{ .name }}Readable ? '' :
+!variables.{{ .direction }}Required || variables.{{ .name }}Readable ? '' :
   '{{ .field }} ' + (variables.{{ .name }}TooLong
     ? strings.quote(variables.first64.map(i, variables.{{ .name }}Raw.charAt({{ .skip }} + i)).join() + '...') + ' is longer than ' + string(variables.maxListBytes)
       + ' bytes or ' + string(variables.maxListEntries) + ' entries'
@@ -328,7 +427,7 @@ variables.{{ .required }}.size() == 0 || variables.{{ .name }}Readable ? '' :
 {{- else }}
       + ' is not an IP address or a CIDR (IPv4-mapped IPv6 addresses are refused: write them as IPv4)')
 {{- end }}
-  + ', so RedirectPolicy ' + variables.policy + ' cannot check that {{ .direction }} ' + {{ include "meshinit.policy.portsAre" .required }} + ' intercepted'
+  + ', so RedirectPolicy ' + variables.policy + ' cannot check that ' + {{ include "meshinit.policy.requiredAre" .direction }} + ' intercepted'
 {{- end }}
 {{- end -}}
 
@@ -348,11 +447,18 @@ variables.{{ .name }}Violations.size() == 0 ? '' :
   + ' takes inbound traffic on interface ' + {{ include "meshinit.policy.cut" (dict "s" (printf "variables.%sViolations.join(', ')" .name) "n" 256) }}
   + ' around the proxy'
 {{- end }}
-  + ', but RedirectPolicy ' + variables.policy + ' requires ' + (variables.{{ .required }}.size() > 0 ? '{{ .direction }} ' + {{ include "meshinit.policy.ports" .required }} + ' to reach the proxy' : 'interception (interception: Required)')
+  + ', but RedirectPolicy ' + variables.policy + ' requires ' + {{ include "meshinit.policy.required" .direction }} + ' to reach the proxy'
   + ' and allows excluding ' + (variables.{{ .allowed }}.size() == 0 ? 'no {{ .what }}' : 'only ' + variables.{{ .allowed }}.map(a, string(a)).join(', '))
   + ' ({{ .spec }})'
 {{- else if eq .kind "ports" }}
-  {{ include "meshinit.policy.portsAre" (printf "%sViolations" .name) }} + ' required by RedirectPolicy ' + variables.policy
+  variables.allPorts
+{{- if .include }}
+  ? 'every {{ .direction }} port is required by RedirectPolicy ' + variables.policy + ' (interception: Required), so {{ .field }} must be "*"'
+{{- else }}
+  ? 'every {{ .direction }} port is required by RedirectPolicy ' + variables.policy + ' (interception: Required), so {{ .field }} cannot list '
+    + {{ include "meshinit.policy.cut" (dict "s" (printf "variables.%sViolations.join(', ')" .name) "n" 256) }}
+{{- end }}
+  : {{ include "meshinit.policy.portsAre" (printf "%sViolations" .name) }} + ' required by RedirectPolicy ' + variables.policy
 {{- if .include }}
   + ' and must be listed in {{ .field }} (or set it to "*")'
 {{- else }}
@@ -365,7 +471,7 @@ variables.{{ .name }}Violations.size() == 0 ? '' :
 {{- else }}
   + ' takes ' + {{ include "meshinit.policy.cut" (dict "s" (printf "variables.%sViolations.join(', ')" .name) "n" 256) }} + ' around the proxy'
 {{- end }}
-  + ', but RedirectPolicy ' + variables.policy + ' requires outbound ' + {{ include "meshinit.policy.ports" .required }}
+  + ', but RedirectPolicy ' + variables.policy + ' requires ' + {{ include "meshinit.policy.required" "outbound" }}
   + ' to reach it and allows excluding ' + (variables.allowed.size() == 0 ? 'no destination' : 'only ' + variables.allowed.map(a, string(a)).join(', '))
   + ' (allowedOutboundCIDRExclusions)'
 {{- end }}
@@ -414,7 +520,8 @@ meshinit.policy.captureRanks, the more captured the higher.
 meshinit.policy.scalarVariables: the variables of one of meshinit.policy.scalars
 that the policy reads: <name>Effective for an ID (the proxy-identity check),
 <name>Least for a DNS capture (less than the chart's is refused),
-<name>Overridden and <name>Override for the others.
+<name>Overridden and <name>Override for the others (and their Annotation
+and Arg, which the inbound ports never captured read).
 */ -}}
 {{- define "meshinit.policy.scalarVariables" -}}
 {{- $annotation := printf "variables.annotations['traffic.meshinit.io/%s']" .key -}}
@@ -437,4 +544,20 @@ that the policy reads: <name>Effective for an ID (the proxy-identity check),
 - name: {{ .name }}Override
   expression: "variables.{{ .name }}Annotation != variables.{{ .name }} ? variables.{{ .name }}Annotation : variables.{{ .name }}Arg"
 {{- end }}
+{{- end -}}
+
+{{- /*
+meshinit.policy.ignoredRanges: the chart's ignored-inbound-ports (only the
+chart sets them) as a CEL list of [first, last].
+*/ -}}
+{{- define "meshinit.policy.ignoredRanges" -}}
+{{- $out := list -}}
+{{- range splitList "," (include "meshinit.redirect.setting" (dict "key" "ignored-inbound-ports" "root" .)) -}}
+{{- $e := trim . -}}
+{{- if $e -}}
+{{- $b := splitList "-" $e -}}
+{{- $out = append $out (list (int (trim (first $b))) (int (trim (last $b)))) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
 {{- end -}}

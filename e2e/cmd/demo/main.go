@@ -1,3 +1,19 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 // Command demo is `make demo`: meshinit at work on a real cluster, shown
 // step by step. As root it brings up the local single-node cluster
 // (e2e/cluster), builds meshinit's images as `make images` does and loads
@@ -11,6 +27,12 @@
 //
 // -injector policy (make demo INJECTOR=policy) installs the chart with
 // injector: policy: the API server injects the pod itself, with no webhook.
+//
+// MESHINIT_CLUSTER=existing (make demo CLUSTER=existing) runs it on the
+// cluster KUBECONFIG names instead (see harness.Choose): it says first which
+// cluster that is and what it will create there, and waits a moment for a
+// Ctrl-C. The images go to MESHINIT_E2E_REGISTRY, which that cluster must be
+// able to pull from, or through a node's containerd socket.
 package main
 
 import (
@@ -38,6 +60,10 @@ const (
 
 var began = time.Now()
 
+// existingPause is how long the demo waits, on an existing cluster, after
+// saying what it will create there and before it does.
+const existingPause = 10 * time.Second
+
 func main() {
 	injector := flag.String("injector", "webhook", "the chart's injector: webhook, or policy (a MutatingAdmissionPolicy, no webhook)")
 	flag.Parse()
@@ -46,8 +72,8 @@ func main() {
 	if err := run(ctx, *injector); err != nil {
 		fmt.Fprintf(os.Stderr, "\ndemo failed: %v\n", err)
 		var unavailable *harness.Unavailable
-		if !errors.As(err, &unavailable) {
-			fmt.Fprintf(os.Stderr, "The cluster is left as it is for a look (KUBECONFIG=%s); `make demo-down` removes it.\n", "/var/lib/meshinit-e2e/kubeconfig")
+		if !errors.As(err, &unavailable) && !errors.Is(err, errStopped) {
+			fmt.Fprintln(os.Stderr, "The cluster is left as it is for a look; "+removal())
 		}
 		os.Exit(1)
 	}
@@ -71,18 +97,59 @@ func show(command, output string) {
 	}
 }
 
-func run(ctx context.Context, injector string) error {
-	fmt.Printf("meshinit demo: a local Kubernetes %s cluster, meshinit's chart, and a pod whose TCP traffic goes through a proxy.\n", cluster.KubernetesVersion)
+// demoCreates is what the demo creates on a cluster, and leaves there.
+var demoCreates = []string{
+	"the Helm release " + harness.Release + " in namespace " + harness.ReleaseNamespace + " (created), with its cluster-wide objects " +
+		"(the RedirectPolicy CRD, mutating and validating webhook and admission policy configurations, ClusterRoles and bindings); an existing release of that name is upgraded to the demo's values",
+	"the chart's helm test pod, in namespace " + harness.Release + "-test",
+	"namespaces " + appNS + " (labelled " + harness.InjectionLabel + "=enabled) and " + clientNS + ", deleted first if they exist, with pods app and client and RedirectPolicy " + appNS + "/require-8080",
+	"the images redirector, webhook, test-app and test-proxy, pushed to MESHINIT_E2E_REGISTRY or loaded into the node's containerd",
+	"all of it stays when the demo ends, for a look",
+}
 
-	step("Bringing up the local single-node cluster (etcd, kube-apiserver, controller-manager, scheduler, kube-proxy, kubelet, containerd)")
-	c, err := harness.Local(ctx, detail)
+// errStopped is a Ctrl-C before the demo created anything.
+var errStopped = errors.New("stopped before anything was created")
+
+// existing says whether the demo runs on an existing cluster.
+var existing = os.Getenv(harness.ClusterEnv) == harness.ClusterExisting
+
+// removal says how to remove what the demo left.
+func removal() string {
+	if existing {
+		return fmt.Sprintf("remove what the demo created with `kubectl delete namespace %s %s` and `helm uninstall %s -n %s`",
+			appNS, clientNS, harness.Release, harness.ReleaseNamespace)
+	}
+	return "`make demo-down` removes the local cluster"
+}
+
+func run(ctx context.Context, injector string) error {
+	if existing {
+		fmt.Printf("meshinit demo: meshinit's chart on an existing cluster, and a pod whose TCP traffic goes through a proxy.\n")
+		step("Using the cluster KUBECONFIG names (CLUSTER=existing)")
+	} else {
+		fmt.Printf("meshinit demo: a local Kubernetes %s cluster, meshinit's chart, and a pod whose TCP traffic goes through a proxy.\n", cluster.KubernetesVersion)
+		step("Bringing up the local single-node cluster (etcd, kube-apiserver, controller-manager, scheduler, kube-proxy, kubelet, containerd)")
+	}
+	c, err := harness.Choose(ctx, detail, "the demo", demoCreates)
 	if err != nil {
 		return err
+	}
+	if existing {
+		detail("starting in %s: Ctrl-C now stops it, with nothing created", existingPause)
+		select {
+		case <-ctx.Done():
+			return errStopped
+		case <-time.After(existingPause):
+		}
 	}
 	detail("cluster ready: KUBECONFIG=%s", c.Kubeconfig)
 	kubectl := func(stdin string, args ...string) (string, error) { return c.Kubectl(ctx, stdin, args...) }
 
-	step("Building meshinit's images as `make images` does (redirector, webhook, test-app, test-proxy) and loading them into the node's containerd")
+	where := "loading them into the node's containerd"
+	if c.Registry != "" {
+		where = "pushing them to " + c.Registry
+	}
+	step("Building meshinit's images as `make images` does (redirector, webhook, test-app, test-proxy) and %s", where)
 	dir, err := os.MkdirTemp("", "meshinit-demo-images-")
 	if err != nil {
 		return err
@@ -159,18 +226,24 @@ func run(ctx context.Context, injector string) error {
 	out, _ = kubectl("", "-n", appNS, "logs", "app", "-c", harness.RedirectName)
 	show("kubectl -n "+appNS+" logs app -c "+harness.RedirectName, out)
 
-	step("The rules it programmed in the pod's network namespace, read from the node")
-	rules, err := c.NATRules(ctx, appNS, "app")
-	if err != nil {
-		return err
-	}
-	var meshinit []string
-	for line := range strings.SplitSeq(rules, "\n") {
-		if strings.Contains(line, "MESHINIT") {
-			meshinit = append(meshinit, line)
+	step("What it programmed for each IP family, from its termination message")
+	out, _ = kubectl("", "-n", appNS, "get", "pod", "app", "-o", `jsonpath={.status.initContainerStatuses[0].state.terminated.message}`)
+	show("kubectl -n "+appNS+" get pod app -o jsonpath='{.status.initContainerStatuses[0].state.terminated.message}'", out)
+
+	if c.IsLocal() {
+		step("The rules it programmed in the pod's network namespace, read from the node")
+		rules, err := c.NATRules(ctx, appNS, "app")
+		if err != nil {
+			return err
 		}
+		var meshinit []string
+		for line := range strings.SplitSeq(rules, "\n") {
+			if strings.Contains(line, "MESHINIT") {
+				meshinit = append(meshinit, line)
+			}
+		}
+		show("nsenter --net=/proc/<app's pid>/ns/net iptables-save -t nat | grep MESHINIT", strings.Join(meshinit, "\n"))
 	}
-	show("nsenter --net=/proc/<app's pid>/ns/net iptables-save -t nat | grep MESHINIT", strings.Join(meshinit, "\n"))
 
 	step("Traffic: connections answered by the test servers, which name themselves and the original destination they read with SO_ORIGINAL_DST")
 	for _, d := range []struct{ ns, pod, container, addr, what string }{
@@ -216,6 +289,15 @@ func run(ctx context.Context, injector string) error {
 	}
 	show("kubectl apply --dry-run=server -f deployment.yaml", msg)
 
+	if existing {
+		fmt.Printf(`
+[%6.1fs] Done. What the demo created stays on the cluster KUBECONFIG=%s names:
+    kubectl -n %s describe pod app
+    kubectl -n %s logs app -c proxy-in
+Remove it: %s.
+`, time.Since(began).Seconds(), c.Kubeconfig, appNS, appNS, removal())
+		return nil
+	}
 	bin := filepath.Dir(c.KubectlBin)
 	fmt.Printf(`
 [%6.1fs] Done. The cluster keeps running; use it with:
