@@ -134,6 +134,17 @@ func injectorAPIServer(t *testing.T) *cluster {
 	return injectorInstalled
 }
 
+// inEachInjector runs test as two subtests, "webhook" on apiServer's
+// cluster and "policy" on injectorAPIServer's (where it is served).
+func inEachInjector(t *testing.T, test func(*testing.T, *cluster)) {
+	t.Run("webhook", func(t *testing.T) { test(t, apiServer(t)) })
+	t.Run("policy", func(t *testing.T) {
+		if c := injectorAPIServer(t); c != nil {
+			test(t, c)
+		}
+	})
+}
+
 // clusterNamespaces are the namespaces setUp creates.
 var clusterNamespaces = map[string]*corev1.Namespace{
 	releaseNamespace: namespace(releaseNamespace),

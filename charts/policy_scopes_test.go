@@ -213,12 +213,7 @@ func TestWorkloadUpdates(t *testing.T) {
 // mode the API server injects the annotations' values, so the same
 // annotations are refused the same way.
 func TestDNSRequired(t *testing.T) {
-	t.Run("webhook", func(t *testing.T) { testDNSRequired(t, apiServer(t)) })
-	t.Run("policy", func(t *testing.T) {
-		if c := injectorAPIServer(t); c != nil {
-			testDNSRequired(t, c)
-		}
-	})
+	inEachInjector(t, testDNSRequired)
 }
 
 func testDNSRequired(t *testing.T, c *cluster) {

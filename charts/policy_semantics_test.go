@@ -37,12 +37,7 @@ import (
 // they say. What a container must give up follows the direction: a policy
 // requiring only inbound ports asks no UID of it.
 func TestInterceptionSemantics(t *testing.T) {
-	t.Run("webhook", func(t *testing.T) { testInterceptionSemantics(t, apiServer(t)) })
-	t.Run("policy", func(t *testing.T) {
-		if c := injectorAPIServer(t); c != nil {
-			testInterceptionSemantics(t, c)
-		}
-	})
+	inEachInjector(t, testInterceptionSemantics)
 }
 
 func testInterceptionSemantics(t *testing.T, c *cluster) {

@@ -35,12 +35,7 @@ import (
 // they need; an app's new image and a hardened debugging container are
 // admitted (the updates are checked, and pass).
 func TestContainerUpdates(t *testing.T) {
-	t.Run("webhook", func(t *testing.T) { testContainerUpdates(t, apiServer(t)) })
-	t.Run("policy", func(t *testing.T) {
-		if c := injectorAPIServer(t); c != nil {
-			testContainerUpdates(t, c)
-		}
-	})
+	inEachInjector(t, testContainerUpdates)
 }
 
 func testContainerUpdates(t *testing.T, c *cluster) {

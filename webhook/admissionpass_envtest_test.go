@@ -30,7 +30,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/meshinit/meshinit/certs"
 	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/internal/testkit"
 	"github.com/meshinit/meshinit/redirect"
@@ -223,20 +222,7 @@ func (c *cluster) installInjector(t *testing.T, mode string, values map[string]a
 		saved := c.objects
 		c.objects = objs
 		t.Cleanup(func() { c.objects = saved })
-		port := testkit.FreePort(t)
-		mwc, err := c.admin.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, c.webhookConfig(t, fmt.Sprintf("https://localhost:%d", port)), metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := c.admin.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, mwc.Name, metav1.DeleteOptions{}); err != nil {
-				t.Error(err)
-			}
-		})
-		c.serve(t, port, certs.Options{
-			SecretName: "meshinit-webhook-serving", CASecretName: "meshinit-webhook-signer", ServiceName: "localhost", ServiceNamespace: releaseNamespace,
-			WebhookConfigName: mwc.Name, CertDir: t.TempDir(), StartupTimeout: time.Minute,
-		}, 0)
+		c.serveInCluster(t, 0)
 		calls = func() float64 {
 			return testkit.MetricSum(t, c.admin, "apiserver_admission_webhook_admission_duration_seconds_count", `type="admit"`, `inject.meshinit.io"`)
 		}

@@ -81,22 +81,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		}
 	}
 
-	port := testkit.FreePort(t)
-	// The serving certificate is for the Service's names; a Service named
-	// localhost makes one of them the name this API server dials.
-	mwc, err := mwcs.Create(ctx, c.webhookConfig(t, fmt.Sprintf("https://localhost:%d", port)), metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := c.serve(t, port, certs.Options{
-		SecretName:        "meshinit-webhook-serving",
-		CASecretName:      "meshinit-webhook-signer",
-		ServiceName:       "localhost",
-		ServiceNamespace:  releaseNamespace,
-		WebhookConfigName: mwc.Name,
-		CertDir:           t.TempDir(),
-		StartupTimeout:    time.Minute,
-	}, 2*time.Second)
+	s, mwcName := c.serveInCluster(t, 2*time.Second)
 
 	var injected *corev1.Pod
 	t.Run("self-managed certificates", func(t *testing.T) {
@@ -105,7 +90,7 @@ func TestAgainstAPIServer(t *testing.T) {
 				t.Errorf("the shared Secret %s: %v, want filled", name, err)
 			}
 		}
-		got, err := mwcs.Get(ctx, mwc.Name, metav1.GetOptions{})
+		got, err := mwcs.Get(ctx, mwcName, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -351,13 +336,13 @@ func TestAgainstAPIServer(t *testing.T) {
 		}
 		// The certificates' expiry: the one served on the webhook port, and
 		// the CA of the caBundle that signed it.
-		conn, err := tls.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port), &tls.Config{InsecureSkipVerify: true})
+		conn, err := tls.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), &tls.Config{InsecureSkipVerify: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		served := conn.ConnectionState().PeerCertificates[0]
 		conn.Close()
-		got, err := mwcs.Get(ctx, mwc.Name, metav1.GetOptions{})
+		got, err := mwcs.Get(ctx, mwcName, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -374,7 +359,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		}
 	})
 	t.Run("TLS 1.3 minimum, HTTP/2 off", func(t *testing.T) {
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		addr := fmt.Sprintf("127.0.0.1:%d", s.port)
 		if conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS12}); err == nil {
 			conn.Close()
 			t.Error("a TLS 1.2 handshake succeeded")
@@ -410,7 +395,7 @@ func TestAgainstAPIServer(t *testing.T) {
 	})
 
 	t.Run("rotation without a restart or failed requests", func(t *testing.T) {
-		testRotation(t, c, mwc.Name)
+		testRotation(t, c, mwcName)
 	})
 }
 

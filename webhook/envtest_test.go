@@ -128,6 +128,37 @@ func (c *cluster) configFile(t *testing.T) string {
 	return path
 }
 
+// serveInCluster registers the chart's webhook configuration, sent to a
+// free local port (a Service named localhost makes one of the serving
+// certificate's names the one this API server dials), and serves it there
+// as serve does with self-managed certificates; the configuration is
+// deleted when the test ends.
+func (c *cluster) serveInCluster(t *testing.T, delay time.Duration) (*server, string) {
+	t.Helper()
+	ctx := context.Background()
+	mwcs := c.admin.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	port := testkit.FreePort(t)
+	mwc, err := mwcs.Create(ctx, c.webhookConfig(t, fmt.Sprintf("https://localhost:%d", port)), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := mwcs.Delete(ctx, mwc.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Error(err)
+		}
+	})
+	s := c.serve(t, port, certs.Options{
+		SecretName:        "meshinit-webhook-serving",
+		CASecretName:      "meshinit-webhook-signer",
+		ServiceName:       "localhost",
+		ServiceNamespace:  releaseNamespace,
+		WebhookConfigName: mwc.Name,
+		CertDir:           t.TempDir(),
+		StartupTimeout:    time.Minute,
+	}, delay)
+	return s, mwc.Name
+}
+
 // server is one running webhook.Serve.
 type server struct {
 	port, metrics, probes int

@@ -34,7 +34,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/meshinit/meshinit/certs"
 	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/internal/testkit"
 	"github.com/meshinit/meshinit/webhook"
@@ -271,20 +270,7 @@ func TestPolicyInjectorAgrees(t *testing.T) {
 		t.Run(fmt.Sprintf("webhook, configuration %d", i), func(t *testing.T) {
 			c.objects = charts.MustObjects(t, charts.Options{Namespace: releaseNamespace, Values: values}, false)
 			status := statusOf(t, c.objects)
-			port := testkit.FreePort(t)
-			mwc, err := c.admin.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, c.webhookConfig(t, fmt.Sprintf("https://localhost:%d", port)), metav1.CreateOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				if err := c.admin.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, mwc.Name, metav1.DeleteOptions{}); err != nil {
-					t.Error(err)
-				}
-			})
-			c.serve(t, port, certs.Options{
-				SecretName: "meshinit-webhook-serving", CASecretName: "meshinit-webhook-signer", ServiceName: "localhost", ServiceNamespace: releaseNamespace,
-				WebhookConfigName: mwc.Name, CertDir: t.TempDir(), StartupTimeout: time.Minute,
-			}, 0)
+			c.serveInCluster(t, 0)
 			testkit.Eventually(t, 60*time.Second, "the webhook in effect", func() error {
 				if got := c.create(t, probeNS, probePod(nil)); got.status() != status {
 					return fmt.Errorf("probe pod %+v, want status %s", got, status)

@@ -239,99 +239,64 @@ func (r *podReader) name(path string) string {
 }
 
 // initContainers reads an array of init containers (or null) like
-// containers, except that the one named ContainerName is read whole (see
-// ownContainer): the webhook compares it with the container it injects.
+// containers, except that the one named ContainerName is read whole: the
+// webhook compares it with the container it injects.
 func (r *podReader) initContainers() []corev1.Container {
-	var cs []corev1.Container
-	var raw []byte
-	r.it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
-		raw = skip(it, raw)
-		if it.Error != nil {
-			return false
-		}
-		cs = append(cs, r.initContainer(raw))
-		return r.err == nil
-	})
-	return cs
-}
-
-// initContainer reads the init container whose JSON is raw.
-func (r *podReader) initContainer(raw []byte) corev1.Container {
-	it := podJSON.BorrowIterator(raw)
-	defer podJSON.ReturnIterator(it)
-	sub := podReader{it: it, exact: r.exact, buf: r.buf}
-	c := corev1.Container{Name: sub.name("spec.initContainers[].")}
-	r.buf = sub.buf
-	switch {
-	case sub.err != nil:
-		r.err = sub.err
-	case it.Error != nil && !errors.Is(it.Error, io.EOF):
-		r.err = it.Error
-	case c.Name == ContainerName:
-		c, r.err = ownContainer(raw)
-	}
-	return c
-}
-
-// ownContainer decodes meshinit's init container whole, as the API server
-// does (sigs.k8s.io/json: keys case-sensitive, the last of repeated keys
-// wins). A container with a field corev1.Container does not know (from an
-// API server newer than this webhook) or with a repeated key is read as its
-// name alone: its content cannot be shown to be the canonical container's,
-// so it is replaced.
-func ownContainer(raw []byte) (corev1.Container, error) {
-	var c corev1.Container
-	strict, err := sigsjson.UnmarshalStrict(raw, &c, sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
-	if err != nil {
-		return corev1.Container{}, fmt.Errorf("decoding init container %s: %w", ContainerName, err)
-	}
-	if len(strict) > 0 {
-		return corev1.Container{Name: ContainerName}, nil
-	}
-	return c, nil
+	return readNamed(r, "spec.initContainers[].", ContainerName, "init container",
+		func(name string) corev1.Container { return corev1.Container{Name: name} })
 }
 
 // volumes reads an array of volumes (or null), keeping only their names,
 // except that the one named TokenBlockVolume is read whole: the webhook
 // compares it with the volume it adds.
 func (r *podReader) volumes() []corev1.Volume {
-	var vs []corev1.Volume
+	return readNamed(r, "spec.volumes[].", TokenBlockVolume, "volume",
+		func(name string) corev1.Volume { return corev1.Volume{Name: name} })
+}
+
+// readNamed reads an array (or null) of objects with a name at path, keeping
+// of each only its name (named builds that), except the one named keep,
+// which is decoded whole, as the API server decodes it (sigs.k8s.io/json:
+// keys case-sensitive, the last of repeated keys wins). One with a field T
+// does not know (from an API server newer than this webhook) or with a
+// repeated key is kept as its name alone: its content cannot be shown to be
+// what meshinit adds, so it is replaced. what names the kind in errors.
+func readNamed[T any](r *podReader, path, keep, what string, named func(string) T) []T {
+	var items []T
 	var raw []byte
 	r.it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
 		raw = skip(it, raw)
 		if it.Error != nil {
 			return false
 		}
-		vs = append(vs, r.volume(raw))
+		items = append(items, readOneNamed(r, raw, path, keep, what, named))
 		return r.err == nil
 	})
-	return vs
+	return items
 }
 
-// volume reads the volume whose JSON is raw, as initContainer reads a
-// container: whole when it is TokenBlockVolume (one with a field
-// corev1.Volume does not know, or a repeated key, as its name alone, so it
-// is replaced).
-func (r *podReader) volume(raw []byte) corev1.Volume {
+// readOneNamed reads the object whose JSON is raw, for readNamed.
+func readOneNamed[T any](r *podReader, raw []byte, path, keep, what string, named func(string) T) T {
 	it := podJSON.BorrowIterator(raw)
 	defer podJSON.ReturnIterator(it)
 	sub := podReader{it: it, exact: r.exact, buf: r.buf}
-	v := corev1.Volume{Name: sub.name("spec.volumes[].")}
+	name := sub.name(path)
 	r.buf = sub.buf
+	item := named(name)
 	switch {
 	case sub.err != nil:
 		r.err = sub.err
 	case it.Error != nil && !errors.Is(it.Error, io.EOF):
 		r.err = it.Error
-	case v.Name == TokenBlockVolume:
-		var whole corev1.Volume
+	case name == keep:
+		var whole T
 		strict, err := sigsjson.UnmarshalStrict(raw, &whole, sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
 		switch {
 		case err != nil:
-			r.err = fmt.Errorf("decoding volume %s: %w", TokenBlockVolume, err)
+			r.err = fmt.Errorf("decoding %s %s: %w", what, keep, err)
 		case len(strict) == 0:
-			v = whole
+			item = whole
 		}
 	}
-	return v
+	return item
 }
