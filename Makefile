@@ -68,7 +68,7 @@ ENVTEST_STAGE = "upstream binaries: the envtest set $(KUBERNETES_VERSION)::GO=$(
 # go test runs without its own vet (-vet=off): the go vet stage before it
 # runs every analyzer on every package, go test's vet a subset of them again.
 TEST_STAGES = \
-	"Debian packages (iptables, iproute2)::hack/install-debian-packages.sh" \
+	"Debian packages (iptables, iproute2, runc)::hack/install-debian-packages.sh" \
 	$(ENVTEST_STAGE) \
 	"go vet ./...::$(GO) vet ./..." \
 	"go test (all but e2e, Kubernetes $(KUBERNETES_VERSION))::KUBEBUILDER_ASSETS=$(KUBERNETES_BIN) $(GO) test -count=1 -vet=off -timeout 30m -skip '$(RELEASE_TESTS)' $(UNIT_PACKAGES)"
@@ -106,13 +106,13 @@ export MESHINIT_CLUSTER := $(CLUSTER)
 # is needed here (the envtest set has it); the tests that need the local
 # cluster (and cert-manager) skip.
 E2E_LOCAL_STAGES = \
-	"Debian packages (containerd, runc, CNI plugins)::hack/install-debian-packages.sh --cluster" \
+	"Debian packages (containerd, CNI plugins)::hack/install-debian-packages.sh --cluster" \
 	"upstream binaries: the cluster's $(KUBERNETES_VERSION)::GO=$(GO) KUBERNETES_VERSION=$(KUBERNETES_VERSION) hack/upstream-binaries.sh cluster" \
 	"cert-manager::GO=$(GO) hack/cert-manager/build.sh"
 E2E_STAGES = $(if $(filter existing,$(CLUSTER)),$(ENVTEST_STAGE),$(E2E_LOCAL_STAGES)) \
 	"go test ./e2e/... (cluster: $(CLUSTER))::KUBEBUILDER_ASSETS=$(KUBERNETES_BIN) $(GO) test -count=1 -vet=off -p 1 -timeout 45m ./e2e/..."
 
-## test: the one command that proves a change (root): installs what it needs (iptables, iproute2; kube-apiserver, etcd, kubectl and kube-controller-manager of KUBERNETES_VERSION, built once into MESHINIT_CACHE), then go vet and every test but the end-to-end ones, against one Kubernetes version; a line per stage and a table at the end. CI (.ci/run) runs it first, then test-matrix and test-e2e.
+## test: the one command that proves a change (root): installs what it needs (iptables, iproute2, runc; kube-apiserver, etcd, kubectl and kube-controller-manager of KUBERNETES_VERSION, built once into MESHINIT_CACHE), then go vet and every test but the end-to-end ones, against one Kubernetes version; a line per stage and a table at the end. CI (.ci/run) runs it first, then test-e2e.
 test:
 	@$(STAGES) $(TEST_STAGES)
 
@@ -147,7 +147,7 @@ demo-down: cluster-down
 demo-netns: deps
 	hack/demo-netns.sh
 
-## deps: Debian packages the tests exercise for real (iptables, iproute2).
+## deps: Debian packages the tests exercise for real (iptables, iproute2, runc).
 deps:
 	hack/install-debian-packages.sh
 

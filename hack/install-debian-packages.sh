@@ -14,11 +14,14 @@
 # limitations under the License.
 
 # Installs the Debian packages meshinit's tests run for real, only when missing.
-# --cluster adds the node pieces of e2e's local cluster (e2e/cluster).
+# By default what make test needs: iptables and iproute2 for the network
+# namespaces, runc to run the redirector's image as a container
+# (internal/images' TestRedirectorImage). --cluster adds the node pieces of
+# e2e's local cluster (e2e/cluster).
 set -euo pipefail
-packages=(iptables iproute2 ca-certificates)
+packages=(iptables iproute2 ca-certificates runc)
 if [[ "${1:-}" == --cluster ]]; then
-  packages+=(containerd runc containernetworking-plugins)
+  packages+=(containerd containernetworking-plugins)
 fi
 missing=()
 for p in "${packages[@]}"; do
