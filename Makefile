@@ -116,11 +116,11 @@ E2E_STAGES = $(if $(filter existing,$(CLUSTER)),$(ENVTEST_STAGE),$(E2E_LOCAL_STA
 test:
 	@$(STAGES) $(TEST_STAGES)
 
-## test-matrix: the envtest packages (MATRIX_PACKAGES) against each older Kubernetes version of KUBERNETES_MATRIX, one after another; CI runs it after make test.
+## test-matrix: the envtest packages (MATRIX_PACKAGES) against each older Kubernetes version of KUBERNETES_MATRIX, one after another; run by hand (not in CI, see .ci/run).
 test-matrix:
 	@$(STAGES) $(MATRIX_STAGES)
 
-## test-e2e: the end-to-end tests on a real cluster (root): the local single-node cluster (its binaries, containerd, cert-manager built first), or with CLUSTER=existing the one KUBECONFIG names; CI runs it after make test-matrix.
+## test-e2e: the end-to-end tests on a real cluster (root): the local single-node cluster (its binaries, containerd, cert-manager built first), or with CLUSTER=existing the one KUBECONFIG names; CI runs it after make test.
 test-e2e:
 	@$(STAGES) $(E2E_STAGES)
 
