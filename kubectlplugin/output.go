@@ -118,6 +118,10 @@ func (o *outputFlags) print(w io.Writer, kind string, report any, table func(io.
 		// (C1 controls, bidirectional overrides) escaped too.
 		return printJSON(w, obj.Object)
 	}
+	// YAML refuses some control characters, and templates print strings
+	// raw: every string is cleaned first (its unsafe characters written
+	// as Go escapes), as in the tables.
+	obj.Object = cleanValue(obj.Object).(map[string]any)
 	var buf bytes.Buffer
 	if err := p.PrintObj(obj, &buf); err != nil {
 		return err
@@ -141,11 +145,31 @@ func asObject(kind string, report any) (*unstructured.Unstructured, error) {
 	return &unstructured.Unstructured{Object: m}, nil
 }
 
+// cleanValue is v, a decoded JSON value, with every string (keys too)
+// cleaned.
+func cleanValue(v any) any {
+	switch v := v.(type) {
+	case string:
+		return clean(v)
+	case []any:
+		for i := range v {
+			v[i] = cleanValue(v[i])
+		}
+		return v
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[clean(k)] = cleanValue(e)
+		}
+		return out
+	}
+	return v
+}
+
 // cleanLines is clean for output whose own lines and columns are made of
 // newlines and tabs (YAML, templates): those are kept, every other unsafe
-// character escaped. YAML writes a string holding a control character
-// quoted and escaped itself, so this changes only what a template prints
-// raw, and format characters (U+202E) YAML writes as they are.
+// character escaped. The strings of the report are clean already; this
+// catches what a template adds.
 func cleanLines(s string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {

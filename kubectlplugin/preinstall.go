@@ -115,10 +115,7 @@ func (o *options) preCheck(cmd *cobra.Command) error {
 	findings := preChecks(p)
 	r := release{Name: chartName, Namespace: o.installNamespace}
 	rep := CheckReport{r, findings, countProblems(findings)}
-	err = o.out.print(cmd.OutOrStdout(), "CheckReport", rep, func(w io.Writer, wide bool) error {
-		if wide {
-			return printJSON(w, rep)
-		}
+	err = o.out.print(cmd.OutOrStdout(), "CheckReport", rep, func(w io.Writer, _ bool) error {
 		fmt.Fprintf(w, "Before installing meshinit (injector %s) in namespace %s\n\n", o.injector, clean(o.installNamespace))
 		return findingsTable(w, findings, "no problems: helm install can go ahead")
 	})
@@ -172,6 +169,27 @@ func gatherPreInstall(ctx context.Context, c *clients, injector, namespace strin
 	objs, err := charts.Objects(charts.Options{Namespace: namespace, Values: map[string]any{"injector": injector}, IncludeCRDs: true,
 		KubeVersion: p.Server.GitVersion, APIVersions: apiVersions}, false)
 	p.RenderErr = err
+	// The kinds of the chart's own CRDs are served once helm has created
+	// them, before the objects of those kinds.
+	for _, obj := range objs {
+		if obj.GetKind() != "CustomResourceDefinition" {
+			continue
+		}
+		group, _, _ := unstructured.NestedString(obj.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(obj.Object, "spec", "names", "kind")
+		plural, _, _ := unstructured.NestedString(obj.Object, "spec", "names", "plural")
+		scope, _, _ := unstructured.NestedString(obj.Object, "spec", "scope")
+		versions, _, _ := unstructured.NestedSlice(obj.Object, "spec", "versions")
+		for _, v := range versions {
+			m, isMap := v.(map[string]any)
+			if !isMap {
+				continue
+			}
+			if name, _, _ := unstructured.NestedString(m, "name"); name != "" {
+				resources[group+"/"+name+"/"+kind] = metav1.APIResource{Name: plural, Kind: kind, Namespaced: scope == "Namespaced"}
+			}
+		}
+	}
 	seen := map[Access]bool{}
 	for _, obj := range objs {
 		gvk := obj.GroupVersionKind()

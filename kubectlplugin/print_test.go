@@ -159,3 +159,36 @@ func TestHostileStringsPrintHarmlessly(t *testing.T) {
 		})
 	}
 }
+
+// TestKubectlPrinters: -o yaml, jsonpath and go-template print the report
+// through cli-runtime's printers, with apiVersion and kind, and what came
+// from the cluster without a character a terminal acts on (only newlines
+// and tabs, which these formats are made of); -o json reads back.
+func TestKubectlPrinters(t *testing.T) {
+	rep := CheckReport{Release: release{Name: "m", Namespace: "ns"}, Findings: []Finding{problem(CodeInjector, hostile, "x", "fix")}, Problems: 1}
+	for _, tc := range []struct{ format, want string }{
+		{"yaml", "kind: CheckReport"},
+		{"json", `"apiVersion": "` + reportAPIVersion + `"`},
+		{"jsonpath={.findings[0].code} {.findings[0].object}", "MI1007 web"},
+		{"go-template={{.kind}} {{(index .findings 0).status}}", "CheckReport problem"},
+	} {
+		o := newOutputFlags()
+		o.format = tc.format
+		var b bytes.Buffer
+		if err := o.print(&b, "CheckReport", rep, nil); err != nil {
+			t.Fatalf("-o %s: %v", tc.format, err)
+		}
+		out := b.String()
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("-o %s: output lacks %q:\n%s", tc.format, tc.want, out)
+		}
+		if i := strings.IndexFunc(out, func(r rune) bool { return r != '\n' && r != '\t' && unsafe(r) }); i >= 0 || !utf8.ValidString(out) {
+			t.Errorf("-o %s: an unsafe character at %d:\n%q", tc.format, i, out)
+		}
+	}
+	o := newOutputFlags()
+	o.format = "xml"
+	if err := o.validate(); err == nil || !strings.Contains(err.Error(), "want one of wide, json, yaml") {
+		t.Errorf("-o xml: %v, want a usage error listing the formats", err)
+	}
+}
