@@ -76,12 +76,7 @@ func TestKubectlMeshinitDataPlane(t *testing.T) {
 		t.Fatalf("init containers %v, want istio-init then %s (placement last)", inits, redirectName)
 	}
 
-	plugin := func(args ...string) (string, int) {
-		var out, errOut bytes.Buffer
-		code := kubectlplugin.Main(ctx, append([]string{"--kubeconfig", e.Kubeconfig}, args...), &out, &errOut)
-		t.Logf("kubectl meshinit %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
-		return out.String() + errOut.String(), code
-	}
+	plugin := func(args ...string) (string, int) { return runPlugin(t, ctx, e.Kubeconfig, args...) }
 	// The kubelet takes a few restarts to back off.
 	var rep kubectlplugin.PodsReport
 	if err := eventually(ctx, 3*time.Minute, func() error {
@@ -131,4 +126,14 @@ func TestKubectlMeshinitDataPlane(t *testing.T) {
 	if out, _ := plugin("pods", "-n", ns, "-o", "wide"); !strings.Contains(out, "not applying") {
 		t.Errorf("pods -o wide does not show the termination message")
 	}
+}
+
+// runPlugin runs kubectl meshinit with kubeconfig and args, logs what it
+// printed, and returns its output and exit code.
+func runPlugin(t *testing.T, ctx context.Context, kubeconfig string, args ...string) (string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := kubectlplugin.Main(ctx, append([]string{"--kubeconfig", kubeconfig}, args...), &out, &errOut)
+	t.Logf("kubectl meshinit %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
+	return out.String() + errOut.String(), code
 }

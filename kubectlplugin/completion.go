@@ -18,10 +18,13 @@ package kubectlplugin
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -49,26 +52,14 @@ func completions(root *cobra.Command, o *options) {
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
-		var names []string
-		for _, ns := range list.Items {
-			if strings.HasPrefix(ns.Name, prefix) {
-				names = append(names, ns.Name)
-			}
-		}
-		return names, cobra.ShellCompDirectiveNoFileComp
+		return namesFrom(list.Items, prefix, func(ns corev1.Namespace) string { return ns.Name }), cobra.ShellCompDirectiveNoFileComp
 	})
 	_ = root.RegisterFlagCompletionFunc("context", func(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
 		raw, err := o.config.ToRawKubeConfigLoader().RawConfig()
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
-		var names []string
-		for name := range raw.Contexts {
-			if strings.HasPrefix(name, prefix) {
-				names = append(names, name)
-			}
-		}
-		return names, cobra.ShellCompDirectiveNoFileComp
+		return namesFrom(slices.Sorted(maps.Keys(raw.Contexts)), prefix, func(n string) string { return n }), cobra.ShellCompDirectiveNoFileComp
 	})
 }
 
@@ -92,12 +83,17 @@ func completePods(o *options) cobra.CompletionFunc {
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
-		var names []string
-		for _, p := range list.Items {
-			if strings.HasPrefix(p.Name, prefix) {
-				names = append(names, p.Name)
-			}
-		}
-		return names, cobra.ShellCompDirectiveNoFileComp
+		return namesFrom(list.Items, prefix, func(p corev1.Pod) string { return p.Name }), cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// namesFrom are the names (name of each item) that begin with prefix.
+func namesFrom[T any](items []T, prefix string, name func(T) string) []string {
+	var out []string
+	for _, it := range items {
+		if n := name(it); strings.HasPrefix(n, prefix) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
