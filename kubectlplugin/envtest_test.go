@@ -159,6 +159,21 @@ func TestAgainstAPIServer(t *testing.T) {
 		e.mustPlugin(t, 0, []string{"State:     current", `-A MESHINIT_INBOUND -p tcp -m comment --comment "meshinit: inbound to the proxy" -j REDIRECT --to-ports 15006`}, "explain", web[0].Name, "-n", "app")
 	})
 
+	t.Run("version: the chart's from its labels, the webhook's from its pods, a replica of another image warned about", func(t *testing.T) {
+		e.mustPlugin(t, 0, []string{"chart", "meshinit-", "MI1301", "development build", "MI1302", "no webhook pod runs"}, "version")
+		d, err := e.admin.AppsV1().Deployments(testNamespace).Get(ctx, "meshinit-webhook", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "meshinit-webhook-old", Namespace: testNamespace, Labels: d.Spec.Selector.MatchLabels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "webhook", Image: "registry.example/meshinit/webhook:0.0.9"}}}}
+		old = e.createPod(t, old, false)
+		defer e.deletePod(t, old)
+		e.mustPlugin(t, 0, []string{"webhook     0.0.9", "WARNING", "MI1302", "meshinit-webhook-old runs registry.example/meshinit/webhook:0.0.9",
+			"kubectl -n meshinit-system rollout status deployment/meshinit-webhook"}, "version")
+		e.mustPlugin(t, 0, []string{"meshinit-webhook-old"}, "version", "-o", "jsonpath={.webhook[*].pod}")
+	})
+
 	t.Run("the data plane: a crash-looping redirect, a second redirector, a stale status annotation", func(t *testing.T) {
 		// What a kubelet reports for an init container that keeps failing,
 		// written as the kubelet writes it: through the status subresource.
