@@ -28,7 +28,8 @@ import (
 	"github.com/meshinit/meshinit/kubectlplugin"
 )
 
-// TestKubectlMeshinitDataPlane: on a real kubelet, a pod whose
+// TestKubectlMeshinitDataPlane: check --pre passes on the local cluster
+// before meshinit is installed. Then, on a real kubelet, a pod whose
 // meshinit-redirect keeps failing is found by `kubectl meshinit pods` and
 // `check` as failing (MI1107), not current, with the redirector's own
 // termination message, and its second redirector (MI1109). The pod has an
@@ -41,6 +42,13 @@ func TestKubectlMeshinitDataPlane(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	e := setup(t, ctx)
+	// Before installing: check --pre passes on the local cluster, for both
+	// injectors.
+	for _, injector := range []string{"webhook", "policy"} {
+		if out, code := runPlugin(t, ctx, e.Kubeconfig, "check", "--pre", "--injector", injector); code != 0 || !strings.Contains(out, "helm install can go ahead") {
+			t.Errorf("check --pre --injector %s: exit %d, want 0 and no problems", injector, code)
+		}
+	}
 	t.Cleanup(func() { e.uninstall(t, context.Background()) })
 	e.install(t, ctx, map[string]any{
 		"webhook": map[string]any{"inject": map[string]any{"placement": "last"}},
