@@ -79,8 +79,11 @@ func TestPreInstallAgainstAPIServer(t *testing.T) {
 	})
 
 	t.Run("MutatingAdmissionPolicy not served", func(t *testing.T) {
+		// Without the API, its admission plugin, on by default, would wait
+		// for it forever and keep the API server from getting ready.
 		server := testkit.StartAPIServer(t, testkit.Options{Flags: []string{
-			"runtime-config=admissionregistration.k8s.io/v1/mutatingadmissionpolicies=false,admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings=false"}})
+			"runtime-config=admissionregistration.k8s.io/v1/mutatingadmissionpolicies=false,admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings=false",
+			"disable-admission-plugins=MutatingAdmissionPolicy"}})
 		e := &apiServerEnv{server: server}
 		e.mustPlugin(t, 1, []string{"PROBLEM", "MI1203", "not served: admissionregistration.k8s.io/v1/MutatingAdmissionPolicy", "MI1209", "injector=policy needs an API server that serves"},
 			"check", "--pre", "--injector", "policy")
