@@ -17,7 +17,6 @@ limitations under the License.
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -54,10 +53,7 @@ func TestKubectlMeshinit(t *testing.T) {
 	})
 	plugin := func(t *testing.T, args ...string) (string, int) {
 		t.Helper()
-		var out, errOut bytes.Buffer
-		code := kubectlplugin.Main(ctx, append([]string{"--kubeconfig", e.Kubeconfig}, args...), &out, &errOut)
-		t.Logf("kubectl meshinit %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
-		return out.String() + errOut.String(), code
+		return runPlugin(t, ctx, e.Kubeconfig, args...)
 	}
 	// expect runs the plugin until it exits with code and its output holds
 	// each of want (the cluster's controllers and informers take a moment).

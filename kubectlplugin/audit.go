@@ -55,6 +55,8 @@ type AuditResult struct {
 	// Workload is a pod's (see workloadOf).
 	Workload string  `json:"workload,omitempty"`
 	Verdict  Verdict `json:"verdict"`
+	// Code is CodeAuditRefused for a result refused or warned about.
+	Code Code `json:"code,omitempty"`
 	// Message is the API server's: its refusal, the policy's warnings.
 	Message string `json:"message,omitempty"`
 	// Fix for a result that is not admitted.
@@ -125,6 +127,9 @@ func auditReport(policies []string, results []AuditResult) AuditReport {
 	slices.Sort(policies)
 	for i := range results {
 		results[i].Fix = auditFix(results[i])
+		if v := results[i].Verdict; v == VerdictRefused || v == VerdictWarned {
+			results[i].Code = CodeAuditRefused
+		}
 	}
 	slices.SortFunc(results, func(a, b AuditResult) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Workload, b.Workload), cmp.Compare(a.Name, b.Name))

@@ -58,7 +58,7 @@ func checkCertificates(in Install, now time.Time) []Finding {
 		for _, w := range m.Webhooks {
 			cas, err := certs.ParseCertsPEM(w.ClientConfig.CABundle)
 			if err != nil {
-				out = append(out, problem(object("MutatingWebhookConfiguration", m.Name),
+				out = append(out, problem(CodeCertificateTrusted, object("MutatingWebhookConfiguration", m.Name),
 					fmt.Sprintf("webhook %s: caBundle %v: the API server cannot verify the webhook", w.Name, err), trustFix(in)))
 				continue
 			}
@@ -70,12 +70,12 @@ func checkCertificates(in Install, now time.Time) []Finding {
 	switch {
 	case len(served) == 0 && len(in.Served) == 0:
 		// No endpoint to read it from: checkWebhook says so.
-		return append(out, info(obj, "not checked: no ready endpoint serves it and the webhook's arguments name no Secret"))
+		return append(out, info(CodeCertificateRead, obj, "not checked: no ready endpoint serves it and the webhook's arguments name no Secret"))
 	case len(served) == 0:
-		return append(out, problem(obj, "cannot be read: "+read,
+		return append(out, problem(CodeCertificateRead, obj, "cannot be read: "+read,
 			fmt.Sprintf("kubectl meshinit check   # where the webhook pods' addresses are reachable, or as a user who may get secrets in %s", in.Release.Namespace)))
 	case read != "":
-		out = append(out, info(obj, read))
+		out = append(out, info(CodeCertificateRead, obj, read))
 	}
 
 	serverName := in.serverName() // there is a Service: served reads only its endpoints and Secret
@@ -89,11 +89,11 @@ func checkCertificates(in Install, now time.Time) []Finding {
 			}
 		}
 		if len(untrusted) > 0 {
-			out = append(out, problem(obj, from+"the caBundle does not trust it for "+serverName+": "+strings.Join(untrusted, "; "), trustFix(in)))
+			out = append(out, problem(CodeCertificateTrusted, obj, from+"the caBundle does not trust it for "+serverName+": "+strings.Join(untrusted, "; "), trustFix(in)))
 		} else {
-			out = append(out, ok(obj, fmt.Sprintf("%strusted for %s by the caBundle of every webhook (%d)", from, serverName, len(bundles))))
+			out = append(out, ok(CodeCertificateTrusted, obj, fmt.Sprintf("%strusted for %s by the caBundle of every webhook (%d)", from, serverName, len(bundles))))
 		}
-		out = append(out, expiry(obj, from, s.chain[0], now, renewFix(in)))
+		out = append(out, expiry(CodeCertificateExpiry, obj, from, s.chain[0], now, renewFix(in)))
 		for _, b := range bundles {
 			for _, ca := range b.cas {
 				if s.chain[0].CheckSignatureFrom(ca) == nil && !slices.ContainsFunc(signers, ca.Equal) {
@@ -103,7 +103,7 @@ func checkCertificates(in Install, now time.Time) []Finding {
 		}
 	}
 	for _, ca := range signers {
-		out = append(out, expiry("CA "+ca.Subject.CommonName, "in the caBundle, signed the serving certificate: ", ca, now, caFix(in)))
+		out = append(out, expiry(CodeCAExpiry, "CA "+ca.Subject.CommonName, "in the caBundle, signed the serving certificate: ", ca, now, caFix(in)))
 	}
 	return out
 }
@@ -145,18 +145,18 @@ func verify(chain, cas []*x509.Certificate, serverName string, now time.Time) er
 
 // expiry is a certificate's validity at now: a problem when it is not
 // valid or expires within minValidity.
-func expiry(obj, prefix string, c *x509.Certificate, now time.Time, fix string) Finding {
+func expiry(code Code, obj, prefix string, c *x509.Certificate, now time.Time, fix string) Finding {
 	left := c.NotAfter.Sub(now)
 	date := c.NotAfter.UTC().Format(time.RFC3339)
 	switch {
 	case now.Before(c.NotBefore):
-		return problem(obj, fmt.Sprintf("%snot valid before %s (this machine's clock behind?)", prefix, c.NotBefore.UTC().Format(time.RFC3339)), fix)
+		return problem(code, obj, fmt.Sprintf("%snot valid before %s (this machine's clock behind?)", prefix, c.NotBefore.UTC().Format(time.RFC3339)), fix)
 	case left <= 0:
-		return problem(obj, fmt.Sprintf("%sexpired %s ago (%s)", prefix, days(-left), date), fix)
+		return problem(code, obj, fmt.Sprintf("%sexpired %s ago (%s)", prefix, days(-left), date), fix)
 	case left < minValidity:
-		return problem(obj, fmt.Sprintf("%sexpires in %s (%s), in less than %s: it was not renewed", prefix, days(left), date, days(minValidity)), fix)
+		return problem(code, obj, fmt.Sprintf("%sexpires in %s (%s), in less than %s: it was not renewed", prefix, days(left), date, days(minValidity)), fix)
 	}
-	return ok(obj, fmt.Sprintf("%sexpires in %s (%s)", prefix, days(left), date))
+	return ok(code, obj, fmt.Sprintf("%sexpires in %s (%s)", prefix, days(left), date))
 }
 
 // days is d in whole days, or hours under two days.

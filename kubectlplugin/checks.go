@@ -66,10 +66,10 @@ const crdName = "redirectpolicies." + v1alpha1.GroupName
 func checkRedirectPolicyAPI(in Install, _ time.Time) []Finding {
 	obj := object("CustomResourceDefinition", crdName)
 	if !in.RedirectPolicyServed {
-		return []Finding{problem(obj, "not served: RedirectPolicies cannot be created, and the policy cannot read them (with policy.failurePolicy Fail it refuses what it matches)",
+		return []Finding{problem(CodeRedirectPolicyAPI, obj, "not served: RedirectPolicies cannot be created, and the policy cannot read them (with policy.failurePolicy Fail it refuses what it matches)",
 			"kubectl apply -f charts/meshinit/crds/meshinit.io_redirectpolicies.yaml   # helm installs CRDs but never upgrades or re-creates them")}
 	}
-	return []Finding{ok(obj, fmt.Sprintf("served as %s; %s", v1alpha1.SchemeGroupVersion, plural(in.RedirectPolicies, "RedirectPolicy", "RedirectPolicies")))}
+	return []Finding{ok(CodeRedirectPolicyAPI, obj, fmt.Sprintf("served as %s; %s", v1alpha1.SchemeGroupVersion, plural(in.RedirectPolicies, "RedirectPolicy", "RedirectPolicies")))}
 }
 
 // enforcesRedirectPolicies reports whether p is the policy that reads
@@ -98,10 +98,10 @@ func checkPolicies(in Install, _ time.Time) []Finding {
 	var out []Finding
 	r := in.Release
 	if !slices.ContainsFunc(in.Policies, enforcesRedirectPolicies) {
-		out = append(out, problem("ValidatingAdmissionPolicy", "none of "+r.String()+" enforces RedirectPolicies: they are not enforced", helmFix(r, "policy.enabled=true")))
+		out = append(out, problem(CodeEnforcingPolicy, "ValidatingAdmissionPolicy", "none of "+r.String()+" enforces RedirectPolicies: they are not enforced", helmFix(r, "policy.enabled=true")))
 	}
 	if len(in.WebhookConfigs) > 0 && !slices.ContainsFunc(in.Policies, guardsWebhookConfig) {
-		out = append(out, problem("ValidatingAdmissionPolicy", "none keeps the webhook's ServiceAccount to the caBundle of its MutatingWebhookConfiguration: a stolen webhook token could rewrite it", helmFix(r)))
+		out = append(out, problem(CodeCABundleGuard, "ValidatingAdmissionPolicy", "none keeps the webhook's ServiceAccount to the caBundle of its MutatingWebhookConfiguration: a stolen webhook token could rewrite it", helmFix(r)))
 	}
 	policies := slices.Clone(in.Policies)
 	slices.SortFunc(policies, func(a, b admissionregistrationv1.ValidatingAdmissionPolicy) int { return cmp.Compare(a.Name, b.Name) })
@@ -117,7 +117,7 @@ func checkPolicies(in Install, _ time.Time) []Finding {
 	}
 	for _, b := range in.Bindings {
 		if !slices.ContainsFunc(in.Policies, func(p admissionregistrationv1.ValidatingAdmissionPolicy) bool { return p.Name == b.Spec.PolicyName }) {
-			out = append(out, problem(object("ValidatingAdmissionPolicyBinding", b.Name), "binds ValidatingAdmissionPolicy "+b.Spec.PolicyName+", which does not exist", helmFix(r)))
+			out = append(out, problem(CodeBindingOrphaned, object("ValidatingAdmissionPolicyBinding", b.Name), "binds ValidatingAdmissionPolicy "+b.Spec.PolicyName+", which does not exist", helmFix(r)))
 		}
 	}
 	return out
@@ -131,17 +131,17 @@ func typeChecked(p admissionregistrationv1.ValidatingAdmissionPolicy, r release)
 	tc := p.Status.TypeChecking
 	switch {
 	case tc == nil || p.Status.ObservedGeneration < p.Generation:
-		return problem(obj, fmt.Sprintf("not type-checked yet (status.observedGeneration %d, generation %d): kube-controller-manager's validatingadmissionpolicy-status controller checks a policy within seconds of a change",
+		return problem(CodeTypeChecked, obj, fmt.Sprintf("not type-checked yet (status.observedGeneration %d, generation %d): kube-controller-manager's validatingadmissionpolicy-status controller checks a policy within seconds of a change",
 			p.Status.ObservedGeneration, p.Generation), "kubectl meshinit check   # again in a minute; if it stays, look at kube-controller-manager")
 	case len(tc.ExpressionWarnings) > 0:
 		var ws []string
 		for _, w := range tc.ExpressionWarnings {
 			ws = append(ws, w.FieldRef+": "+w.Warning)
 		}
-		return problem(obj, fmt.Sprintf("type checking warns %s: %s", plural(len(ws), "time", "times"), strings.Join(ws, "; ")),
+		return problem(CodeTypeChecked, obj, fmt.Sprintf("type checking warns %s: %s", plural(len(ws), "time", "times"), strings.Join(ws, "; ")),
 			helmFix(r)+"   # with a chart made for this Kubernetes version: its CEL does not type-check against this API server's types")
 	}
-	return ok(obj, "type-checked without warnings")
+	return ok(CodeTypeChecked, obj, "type-checked without warnings")
 }
 
 // bound: p has a binding; the RedirectPolicy one has both scopes (the
@@ -150,7 +150,7 @@ func typeChecked(p admissionregistrationv1.ValidatingAdmissionPolicy, r release)
 // the -labelled bindings, with an objectSelector).
 func bound(p admissionregistrationv1.ValidatingAdmissionPolicy, bindings []admissionregistrationv1.ValidatingAdmissionPolicyBinding, r release) []Finding {
 	if len(bindings) == 0 {
-		return []Finding{problem(object("ValidatingAdmissionPolicy", p.Name), "no ValidatingAdmissionPolicyBinding binds it: it is not enforced", helmFix(r))}
+		return []Finding{problem(CodePolicyBound, object("ValidatingAdmissionPolicy", p.Name), "no ValidatingAdmissionPolicyBinding binds it: it is not enforced", helmFix(r))}
 	}
 	type scope struct {
 		paramNamespace string
@@ -171,7 +171,7 @@ func bound(p admissionregistrationv1.ValidatingAdmissionPolicy, bindings []admis
 			}
 			scopes[scope{pr.Namespace, m != nil && selects(m.ObjectSelector)}] = true
 		}
-		out = append(out, ok(object("ValidatingAdmissionPolicyBinding", b.Name), fmt.Sprintf("binds %s %s, validationActions %v", p.Name, where, b.Spec.ValidationActions)))
+		out = append(out, ok(CodePolicyBound, object("ValidatingAdmissionPolicyBinding", b.Name), fmt.Sprintf("binds %s %s, validationActions %v", p.Name, where, b.Spec.ValidationActions)))
 	}
 	if enforcesRedirectPolicies(p) {
 		for _, want := range []struct {
@@ -184,7 +184,7 @@ func bound(p admissionregistrationv1.ValidatingAdmissionPolicy, bindings []admis
 			{scope{"", true}, "each namespace's own RedirectPolicies for pods labelled meshinit.io/inject=true outside opted-in namespaces"},
 		} {
 			if !scopes[want.scope] {
-				out = append(out, problem(object("ValidatingAdmissionPolicy", p.Name), "no binding reads "+want.what, helmFix(r)))
+				out = append(out, problem(CodePolicyBound, object("ValidatingAdmissionPolicy", p.Name), "no binding reads "+want.what, helmFix(r)))
 			}
 		}
 	}
@@ -203,7 +203,7 @@ func selects(s *metav1.LabelSelector) bool {
 func checkInjector(in Install, _ time.Time) []Finding {
 	r := in.Release
 	if len(in.WebhookConfigs) == 0 && len(in.MutatingPolicies) == 0 {
-		return []Finding{problem("injector", "neither a MutatingWebhookConfiguration nor a MutatingAdmissionPolicy of "+r.String()+": no pod is injected", helmFix(r))}
+		return []Finding{problem(CodeInjector, "injector", "neither a MutatingWebhookConfiguration nor a MutatingAdmissionPolicy of "+r.String()+": no pod is injected", helmFix(r))}
 	}
 	var out []Finding
 	for _, m := range in.WebhookConfigs {
@@ -218,7 +218,7 @@ func checkInjector(in Install, _ time.Time) []Finding {
 			}
 			to = append(to, fmt.Sprintf("%s to %s%s", w.Name, svc, policy))
 		}
-		out = append(out, ok(object("MutatingWebhookConfiguration", m.Name), strings.Join(to, "; ")))
+		out = append(out, ok(CodeInjector, object("MutatingWebhookConfiguration", m.Name), strings.Join(to, "; ")))
 	}
 	for _, p := range in.MutatingPolicies {
 		obj := object("MutatingAdmissionPolicy", p.Name)
@@ -230,16 +230,16 @@ func checkInjector(in Install, _ time.Time) []Finding {
 		}
 		switch config := in.configHash(); {
 		case len(names) == 0:
-			out = append(out, problem(obj, "no MutatingAdmissionPolicyBinding binds it: no pod is injected by it", helmFix(r)))
+			out = append(out, problem(CodeMutatingPolicy, obj, "no MutatingAdmissionPolicyBinding binds it: no pod is injected by it", helmFix(r)))
 		case config != "" && !injectsConfig(p, config):
-			out = append(out, problem(obj, fmt.Sprintf("does not inject the configuration in ConfigMap %s (%s %q): they come from different chart values, so kubectl meshinit pods and explain judge pods by settings it does not inject",
+			out = append(out, problem(CodeMutatingPolicy, obj, fmt.Sprintf("does not inject the configuration in ConfigMap %s (%s %q): they come from different chart values, so kubectl meshinit pods and explain judge pods by settings it does not inject",
 				in.ConfigMap, webhook.StatusAnnotation+" config", config), helmFix(r)))
 		default:
 			policy := ""
 			if p.Spec.FailurePolicy != nil {
 				policy = ", failurePolicy " + string(*p.Spec.FailurePolicy)
 			}
-			out = append(out, ok(obj, "injects in the API server"+policy+"; bound by "+strings.Join(names, ", ")))
+			out = append(out, ok(CodeMutatingPolicy, obj, "injects in the API server"+policy+"; bound by "+strings.Join(names, ", ")))
 		}
 	}
 	return out
@@ -270,11 +270,11 @@ func checkConfig(in Install, _ time.Time) []Finding {
 	obj := object("ConfigMap", in.Release.Namespace+"/"+cmp.Or(in.ConfigMap, "?"))
 	switch {
 	case in.ConfigErr != nil && len(in.WebhookConfigs) == 0:
-		return []Finding{info(obj, in.ConfigErr.Error()+"; kubectl meshinit pods and explain need it")}
+		return []Finding{info(CodeWebhookConfig, obj, in.ConfigErr.Error()+"; kubectl meshinit pods and explain need it")}
 	case in.ConfigErr != nil:
-		return []Finding{problem(obj, in.ConfigErr.Error(), helmFix(in.Release))}
+		return []Finding{problem(CodeWebhookConfig, obj, in.ConfigErr.Error(), helmFix(in.Release))}
 	}
-	return []Finding{ok(obj, "the webhook's configuration parses")}
+	return []Finding{ok(CodeWebhookConfig, obj, "the webhook's configuration parses")}
 }
 
 // checkWebhook: in webhook mode, the Deployment is available and its
@@ -287,7 +287,7 @@ func checkWebhook(in Install, _ time.Time) []Finding {
 	var out []Finding
 	d := in.Deployment
 	if d == nil {
-		out = append(out, problem("Deployment", "no webhook Deployment of "+r.String()+": reviews fail, so pods in opted-in namespaces are refused (failurePolicy Fail) or start uninjected (Ignore)", helmFix(r)))
+		out = append(out, problem(CodeWebhookDeployment, "Deployment", "no webhook Deployment of "+r.String()+": reviews fail, so pods in opted-in namespaces are refused (failurePolicy Fail) or start uninjected (Ignore)", helmFix(r)))
 	} else {
 		out = append(out, deploymentAvailable(*d, in.ArgsErr, r))
 	}
@@ -297,13 +297,13 @@ func checkWebhook(in Install, _ time.Time) []Finding {
 	}
 	obj := object("Service", ref.Namespace+"/"+ref.Name)
 	if in.Service == nil {
-		return append(out, problem(obj, "missing: the webhook configuration sends reviews to it", helmFix(r)))
+		return append(out, problem(CodeWebhookEndpoints, obj, "missing: the webhook configuration sends reviews to it", helmFix(r)))
 	}
 	if n := readyEndpoints(in); n == 0 {
-		out = append(out, problem(obj, "no ready endpoint: the API server cannot reach the webhook",
+		out = append(out, problem(CodeWebhookEndpoints, obj, "no ready endpoint: the API server cannot reach the webhook",
 			fmt.Sprintf("kubectl -n %s get pods -l %s=webhook,%s=%s   # and their events and logs", ref.Namespace, labelComponent, labelName, chartName)))
 	} else {
-		out = append(out, ok(obj, plural(n, "ready endpoint", "ready endpoints")))
+		out = append(out, ok(CodeWebhookEndpoints, obj, plural(n, "ready endpoint", "ready endpoints")))
 	}
 	return out
 }
@@ -319,14 +319,14 @@ func deploymentAvailable(d appsv1.Deployment, argsErr error, r release) Finding 
 	})
 	switch {
 	case argsErr != nil:
-		return problem(obj, "the webhook's arguments do not parse: "+argsErr.Error(), helmFix(r))
+		return problem(CodeWebhookDeployment, obj, "the webhook's arguments do not parse: "+argsErr.Error(), helmFix(r))
 	case want == 0:
-		return problem(obj, "scaled to 0 replicas: pods in opted-in namespaces are refused (failurePolicy Fail) or start uninjected (Ignore)", helmFix(r, "webhook.replicas=2"))
+		return problem(CodeWebhookDeployment, obj, "scaled to 0 replicas: pods in opted-in namespaces are refused (failurePolicy Fail) or start uninjected (Ignore)", helmFix(r, "webhook.replicas=2"))
 	case !available || d.Status.ReadyReplicas == 0:
-		return problem(obj, fmt.Sprintf("not available: %d of %d replicas ready", d.Status.ReadyReplicas, want),
+		return problem(CodeWebhookDeployment, obj, fmt.Sprintf("not available: %d of %d replicas ready", d.Status.ReadyReplicas, want),
 			fmt.Sprintf("kubectl -n %s describe deployment %s; kubectl -n %s logs deployment/%s", d.Namespace, d.Name, d.Namespace, d.Name))
 	}
-	return ok(obj, fmt.Sprintf("available, %d of %d replicas ready", d.Status.ReadyReplicas, want))
+	return ok(CodeWebhookDeployment, obj, fmt.Sprintf("available, %d of %d replicas ready", d.Status.ReadyReplicas, want))
 }
 
 // readyEndpoints counts the Service's ready endpoint addresses (an

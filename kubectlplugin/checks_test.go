@@ -363,6 +363,9 @@ func TestChecks(t *testing.T) {
 				if f.Status == StatusProblem {
 					problems = append(problems, f)
 				}
+				if d, documented := docOf(f.Code); !documented || d.Area != AreaControlPlane {
+					t.Errorf("finding %+v: code %q is not a documented control-plane code", f, f.Code)
+				}
 				for _, o := range c.notWant {
 					if strings.HasPrefix(f.Object, o) {
 						t.Errorf("a finding about %s: %+v", o, f)

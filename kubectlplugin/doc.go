@@ -19,20 +19,31 @@ limitations under the License.
 // operator what is wrong with meshinit in a cluster and what to run about
 // it.
 //
-//   - check: the installation (checks.go, certchecks.go);
-//   - pods: the pods of opted-in namespaces, current, stale or not injected
-//     and why, by workload with the command that updates them (pods.go,
-//     workloads.go);
+//   - check: the installation (checks.go, certchecks.go), and the data
+//     plane summed up (dataplane.go);
+//   - check --pre: a cluster before installing (preinstall.go gathers,
+//     prechecks.go decides, with the chart built into the plugin and the
+//     webhook's own Review);
+//   - pods: the pods of opted-in namespaces, current, stale, failing or not
+//     injected and why, with their meshinit-redirect's status and other
+//     redirectors (podstatus.go), by workload with the command that updates
+//     them (pods.go, workloads.go);
 //   - audit: the running pods and workload templates the RedirectPolicies
 //     in force now would refuse, as the API server itself answers a
 //     server-side dry-run create of each (audit.go);
 //   - explain POD: a pod's redirect settings and the iptables rules they
-//     program (explain.go).
+//     program (explain.go);
+//   - version: the plugin's, the chart's and the webhook's versions
+//     (version.go).
+//
+// Every Finding has a stable Code (codes.go), documented in docs/codes/,
+// which hack/docs generates from Codes. Output is a table, or kubectl's
+// printers (output.go); completion.go sets up shell completion.
 //
 // As in cert-manager's check: gatherers read the cluster (install.go,
 // served.go, podsgather.go, auditgather.go), pure functions of what they
 // read decide (the checks, classifyPod, groupPods, verdict, explain), and
-// print.go renders tables or JSON. No rule is written twice: whether a pod
+// print.go renders the tables. No rule is written twice: whether a pod
 // is injected and with which init container is webhook.Review, the
 // webhook's own pure core, under the webhook's configuration as the chart
 // installed it (webhook.ParseConfig); the rules are redirect.NewPlan's,

@@ -76,11 +76,11 @@ func TestPolicyModeAgainstAPIServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, want := range []Finding{
-			{Status: StatusOK, Object: "MutatingAdmissionPolicy meshinit-inject", Detail: "injects in the API server, failurePolicy Fail; bound by meshinit-inject, meshinit-inject-pod"},
-			{Status: StatusOK, Object: "ValidatingAdmissionPolicy meshinit-inject", Detail: "type-checked without warnings"},
-			{Status: StatusOK, Object: "ValidatingAdmissionPolicy meshinit-inject-podsecurity", Detail: "type-checked without warnings"},
-			{Status: StatusOK, Object: "ValidatingAdmissionPolicyBinding meshinit-inject-podsecurity", Detail: "binds meshinit-inject-podsecurity where its matchResources select, validationActions [Warn]"},
-			{Status: StatusOK, Object: "ConfigMap meshinit-system/meshinit-webhook", Detail: "the webhook's configuration parses"},
+			{Status: StatusOK, Code: CodeMutatingPolicy, Object: "MutatingAdmissionPolicy meshinit-inject", Detail: "injects in the API server, failurePolicy Fail; bound by meshinit-inject, meshinit-inject-pod"},
+			{Status: StatusOK, Code: CodeTypeChecked, Object: "ValidatingAdmissionPolicy meshinit-inject", Detail: "type-checked without warnings"},
+			{Status: StatusOK, Code: CodeTypeChecked, Object: "ValidatingAdmissionPolicy meshinit-inject-podsecurity", Detail: "type-checked without warnings"},
+			{Status: StatusOK, Code: CodePolicyBound, Object: "ValidatingAdmissionPolicyBinding meshinit-inject-podsecurity", Detail: "binds meshinit-inject-podsecurity where its matchResources select, validationActions [Warn]"},
+			{Status: StatusOK, Code: CodeWebhookConfig, Object: "ConfigMap meshinit-system/meshinit-webhook", Detail: "the webhook's configuration parses"},
 		} {
 			if !slices.Contains(got.Findings, want) {
 				t.Errorf("check -o json lacks %+v", want)

@@ -159,6 +159,88 @@ func TestAgainstAPIServer(t *testing.T) {
 		e.mustPlugin(t, 0, []string{"State:     current", `-A MESHINIT_INBOUND -p tcp -m comment --comment "meshinit: inbound to the proxy" -j REDIRECT --to-ports 15006`}, "explain", web[0].Name, "-n", "app")
 	})
 
+	t.Run("version: the chart's from its labels, the webhook's from its pods, a replica of another image warned about", func(t *testing.T) {
+		e.mustPlugin(t, 0, []string{"chart", "meshinit-", "MI1301", "development build", "MI1302", "no webhook pod runs"}, "version")
+		d, err := e.admin.AppsV1().Deployments(testNamespace).Get(ctx, "meshinit-webhook", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "meshinit-webhook-old", Namespace: testNamespace, Labels: d.Spec.Selector.MatchLabels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "webhook", Image: "registry.example/meshinit/webhook:0.0.9"}}}}
+		old = e.createPod(t, old, false)
+		defer e.deletePod(t, old)
+		e.mustPlugin(t, 0, []string{"webhook     0.0.9", "WARNING", "MI1302", "meshinit-webhook-old runs registry.example/meshinit/webhook:0.0.9",
+			"kubectl -n meshinit-system rollout status deployment/meshinit-webhook"}, "version")
+		e.mustPlugin(t, 0, []string{"meshinit-webhook-old"}, "version", "-o", "jsonpath={.webhook[*].pod}")
+	})
+
+	t.Run("the data plane: a crash-looping redirect, a second redirector, a stale status annotation", func(t *testing.T) {
+		// What a kubelet reports for an init container that keeps failing,
+		// written as the kubelet writes it: through the status subresource.
+		crashing := e.createPod(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "crashing", Namespace: "app"}, Spec: podSpec()}, true)
+		const refusal = "apply failed: not applying: 1 rule(s) of another owner would take the TCP traffic"
+		e.initStatus(t, crashing, corev1.ContainerStatus{Name: webhook.ContainerName, RestartCount: 4,
+			State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 1m20s restarting failed container"}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: refusal + "\n"}}})
+		defer e.deletePod(t, crashing)
+		// One that succeeded after restarts, with what it programmed.
+		done := e.createPod(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "done", Namespace: "app"}, Spec: podSpec()}, true)
+		const programmed = "IPv4: redirected, 2 chains and 9 rules in nft IPv4 (--iptables-mode=auto)"
+		e.initStatus(t, done, corev1.ContainerStatus{Name: webhook.ContainerName, RestartCount: 2,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: programmed + "\n"}}})
+		defer e.deletePod(t, done)
+
+		out := e.mustPlugin(t, 1, []string{
+			"failing", "MI1107", "meshinit-redirect fails: CrashLoopBackOff, last exit code 1, 4 restarts; it said: " + refusal,
+			"MI1109: rules of another owner",
+			"kubectl logs crashing -n app -c meshinit-redirect --previous",
+			"MI1101,MI1108", "meshinit-redirect restarted 2 times before it succeeded",
+		}, "pods", "-n", "app")
+		_ = out
+		e.mustPlugin(t, 1, []string{programmed, "RESTARTS", "REDIRECT"}, "pods", "-n", "app", "-o", "wide")
+		e.mustFinding(t, 1, CodeRedirectFailing, StatusProblem, "app/pod/crashing")
+		e.mustFinding(t, 1, CodeRedirectRestarts, StatusInfo, "app/pod/done")
+		e.mustPlugin(t, 1, []string{"Run:       waiting CrashLoopBackOff, exit code 1, 4 restarts", "Message:   " + refusal}, "explain", "crashing", "-n", "app")
+		rep := e.podsJSONIn(t, 1, "app")
+		if p := podNamed(rep, "crashing"); p == nil || p.State != StateFailing || p.Code != CodeRedirectFailing || p.Redirect == nil || p.Redirect.Restarts != 4 {
+			t.Errorf("pods -o json: crashing is %+v, want failing (%s) with 4 restarts", p, CodeRedirectFailing)
+		}
+		e.mustPlugin(t, 1, []string{"crashing", "4"}, "pods", "-n", "app", "-o", `jsonpath={range .workloads[*].pods[?(@.state=="failing")]}{.name} {.redirect.restarts}{end}`)
+		e.mustPlugin(t, 1, []string{"kind: PodsReport", "apiVersion: " + reportAPIVersion, "code: MI1107"}, "pods", "-n", "app", "-o", "yaml")
+	})
+
+	t.Run("istio-init beside meshinit-redirect: pods and check exit 1 with MI1109", func(t *testing.T) {
+		// Created before its namespace opted in (the RedirectPolicy would
+		// refuse a NET_ADMIN container in an opted-in namespace), with the
+		// init container meshinit gives it there.
+		e.createNamespace(t, "twomeshes", nil)
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "both", Namespace: "twomeshes"}, Spec: podSpec()}
+		pod = injectedBy(t, pod, map[string]string{webhook.NamespaceLabel: "enabled"}, e.config)
+		pod.Spec.InitContainers = append(pod.Spec.InitContainers, corev1.Container{Name: "istio-init", Image: "docker.io/istio/proxyv2:1.24.0",
+			SecurityContext: &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_ADMIN", "NET_RAW"}}}})
+		e.createPod(t, pod, false)
+		e.label(t, "twomeshes", webhook.NamespaceLabel, "enabled")
+		e.mustPlugin(t, 1, []string{"MI1109: another traffic redirector in the pod: istio-init", "kubectl edit pod/both -n twomeshes"}, "pods", "-n", "twomeshes")
+		e.mustFinding(t, 1, CodeSecondRedirector, StatusProblem, "twomeshes/pod/both")
+		e.deletePod(t, pod)
+	})
+
+	t.Run("a pod injected with another configuration (its status annotation): stale, MI1102", func(t *testing.T) {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "old-config", Namespace: "app"}, Spec: podSpec()}
+		ns, err := e.admin.CoreV1().Namespaces().Get(ctx, "app", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod = injectedBy(t, pod, ns.Labels, e.config)
+		status := webhook.Status{InitContainers: []string{webhook.ContainerName}, Config: "0123456789abcdef"}
+		pod.Annotations[webhook.StatusAnnotation] = status.String()
+		created := e.createPod(t, pod, false)
+		defer e.deletePod(t, created)
+		e.mustPlugin(t, 1, []string{"stale", "MI1102", `injected with configuration "0123456789abcdef", the installed one is "` + e.config.Status().Config + `"`,
+			"kubectl delete pod old-config -n app"}, "pods", "-n", "app")
+		e.mustFinding(t, 0, CodePodStale, StatusWarning, "app/pod/old-config")
+	})
+
 	t.Run("a stale pod after a configuration change: pods and explain exit 1 with the rollout restart", func(t *testing.T) {
 		restore := e.changeConfig(t, func(c string) string {
 			return strings.Replace(c, `exclude-outbound-ports: ""`, `exclude-outbound-ports: "22"`, 1)
@@ -179,7 +261,7 @@ func TestAgainstAPIServer(t *testing.T) {
 	t.Run("an uninjected pod in an opted-in namespace: pods exits 1", func(t *testing.T) {
 		e.plainPod(t, "late", "before-opt-in", nil)
 		e.label(t, "late", webhook.NamespaceLabel, "enabled")
-		e.mustPlugin(t, 1, []string{"not-injected (missing)", "kubectl delete pod before-opt-in -n late && kubectl apply -f <its manifest>"}, "pods", "-A")
+		e.mustPlugin(t, 1, []string{"not-injected (missing)", "MI1103", "kubectl delete pod before-opt-in -n late && kubectl apply -f <its manifest>"}, "pods", "-A")
 		e.mustPlugin(t, 0, nil, "pods", "-n", "app")
 	})
 
@@ -520,4 +602,58 @@ func (e *apiServerEnv) setCABundle(t *testing.T, pem []byte) {
 	if _, err := mwcs.Update(context.Background(), mwc, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// initStatus writes status as the pod's only init container status, as
+// the kubelet would through the status subresource.
+func (e *apiServerEnv) initStatus(t *testing.T, pod *corev1.Pod, status corev1.ContainerStatus) {
+	t.Helper()
+	pod.Status.Phase = corev1.PodPending
+	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{status}
+	if _, err := e.admin.CoreV1().Pods(pod.Namespace).UpdateStatus(context.Background(), pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("writing the status of pod %s/%s: %v", pod.Namespace, pod.Name, err)
+	}
+}
+
+func (e *apiServerEnv) deletePod(t *testing.T, pod *corev1.Pod) {
+	t.Helper()
+	if err := e.admin.CoreV1().Pods(pod.Namespace).Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Error(err)
+	}
+}
+
+// podsJSONIn runs pods -n namespace -o json, which must exit with code.
+func (e *apiServerEnv) podsJSONIn(t *testing.T, code int, namespace string) PodsReport {
+	t.Helper()
+	var rep PodsReport
+	if err := json.Unmarshal([]byte(e.mustPlugin(t, code, nil, "pods", "-n", namespace, "-o", "json")), &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// podNamed is the report of the pod named name, nil without one.
+func podNamed(rep PodsReport, name string) *PodReport {
+	for _, w := range rep.Workloads {
+		for i := range w.Pods {
+			if w.Pods[i].Name == name {
+				return &w.Pods[i]
+			}
+		}
+	}
+	return nil
+}
+
+// mustFinding runs check, which must exit with code, and fails unless it
+// reports a finding of code with status whose detail holds detail: read
+// with -o jsonpath, as a script would.
+func (e *apiServerEnv) mustFinding(t *testing.T, code int, c Code, status Status, detail string) {
+	t.Helper()
+	out := e.mustPlugin(t, code, nil, "check", "-o", fmt.Sprintf(`jsonpath={range .findings[?(@.code=="%s")]}{.status}: {.detail}{"\n"}{end}`, c))
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, string(status)+": ") && strings.Contains(line, detail) {
+			return
+		}
+	}
+	t.Errorf("check reports no %s finding %s about %q:\n%s", status, c, detail, out)
 }

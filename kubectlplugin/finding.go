@@ -26,12 +26,17 @@ const (
 	StatusProblem Status = "problem"
 	// StatusInfo: worth knowing, nothing to fix (a pod that opted out).
 	StatusInfo Status = "info"
+	// StatusWarning: may be wrong, worth a look (a version skew, another
+	// mesh's CNI plugin); it does not make the command exit 1.
+	StatusWarning Status = "warning"
 )
 
 // A Finding is one line of `check`: an object, what was found, and for a
 // problem the command that fixes it.
 type Finding struct {
 	Status Status `json:"status"`
+	// Code names what was checked (docs/codes/<code>.md).
+	Code Code `json:"code"`
 	// Object is what was looked at, as "kind name" (or "kind ns/name").
 	Object string `json:"object"`
 	// Detail says what was found.
@@ -41,16 +46,20 @@ type Finding struct {
 	Fix string `json:"fix,omitempty"`
 }
 
-func ok(object, detail string) Finding {
-	return Finding{Status: StatusOK, Object: object, Detail: detail}
+func ok(code Code, object, detail string) Finding {
+	return Finding{Status: StatusOK, Code: code, Object: object, Detail: detail}
 }
 
-func info(object, detail string) Finding {
-	return Finding{Status: StatusInfo, Object: object, Detail: detail}
+func info(code Code, object, detail string) Finding {
+	return Finding{Status: StatusInfo, Code: code, Object: object, Detail: detail}
 }
 
-func problem(object, detail, fix string) Finding {
-	return Finding{Status: StatusProblem, Object: object, Detail: detail, Fix: fix}
+func warning(code Code, object, detail, fix string) Finding {
+	return Finding{Status: StatusWarning, Code: code, Object: object, Detail: detail, Fix: fix}
+}
+
+func problem(code Code, object, detail, fix string) Finding {
+	return Finding{Status: StatusProblem, Code: code, Object: object, Detail: detail, Fix: fix}
 }
 
 // countProblems counts the findings with StatusProblem.

@@ -33,22 +33,29 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/meshinit/meshinit/webhook"
 )
 
-// Version is what `kubectl meshinit version` prints, set at build time
-// with -ldflags -X (internal/images builds the plugin as the images'
-// programs).
+// Version is the plugin's version, which `kubectl meshinit version`
+// prints, set at build time with -ldflags -X (internal/images builds the
+// plugin as the images' programs).
 var Version = "dev"
 
 // flagMeshinitNamespace names meshinit's own namespace when it cannot be
 // found from the cluster-scoped objects (or there are several).
 const flagMeshinitNamespace = "meshinit-namespace"
 
-// Exit codes.
+// Exit codes, for scripts.
 const (
-	exitOK      = 0
-	exitProblem = 1 // a problem found, or the cluster could not be read
-	exitUsage   = 2
+	// exitOK: nothing wrong (warnings, if any, are printed).
+	exitOK = 0
+	// exitProblem: a problem found, or the cluster could not be read
+	// (meshinit not installed, a read refused, the API server unreachable):
+	// either way, nothing shows that all is well.
+	exitProblem = 1
+	// exitUsage: a command line the command does not take.
+	exitUsage = 2
 )
 
 // Main runs kubectl-meshinit with args (without the program name), writing
@@ -67,6 +74,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // their own).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, o *options) int {
 	o.config = genericclioptions.NewConfigFlags(true)
+	o.out = newOutputFlags()
 	root := newCommand(o)
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -96,14 +104,24 @@ func (p problemsFound) Error() string { return plural(int(p), "problem", "proble
 // usageError is a command line the command does not take.
 type usageError struct{ error }
 
-// options are the command line: kubectl's connection flags and ours.
+// options are the command line: kubectl's connection and output flags, and
+// ours.
 type options struct {
 	config            *genericclioptions.ConfigFlags
-	output            string
+	out               *outputFlags
 	meshinitNamespace string
 	allNamespaces     bool
-	now               func() time.Time
-	dial              dialer
+	// pre: check --pre, before installing.
+	pre bool
+	// injector, optIn: what check --pre checks for.
+	injector string
+	optIn    []string
+	// installNamespace: where check --pre expects helm install to go.
+	installNamespace string
+	// client: version --client, without the cluster.
+	client bool
+	now    func() time.Time
+	dial   dialer
 }
 
 // dialer reads the certificates an endpoint serves (dialTLS).
@@ -154,8 +172,8 @@ func (o *options) scope() (scope, error) {
 
 // connect makes the clients, finds meshinit and takes the scope.
 func (o *options) connect(ctx context.Context) (*clients, release, scope, error) {
-	if o.output != outputTable && o.output != outputJSON {
-		return nil, release{}, scope{}, usageError{fmt.Errorf("--output=%q: want %s or %s", o.output, outputTable, outputJSON)}
+	if err := o.out.validate(); err != nil {
+		return nil, release{}, scope{}, err
 	}
 	c, err := o.clients()
 	if err != nil {
@@ -189,27 +207,43 @@ func (o *options) command(run runFunc) func(*cobra.Command, []string) error {
 	}
 }
 
+// format is the format the print functions take: json (printJSON), wide
+// or the table; print calls them for the tables and json only.
+func (o *options) format(wide bool) string {
+	if wide {
+		return outputWide
+	}
+	return outputTable
+}
+
 func newCommand(o *options) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "kubectl-meshinit",
 		Short: "What is wrong with meshinit in this cluster, and what to run about it",
 		Long: `kubectl meshinit looks at meshinit in the cluster of your kubeconfig and says what is wrong and
-the command that fixes it. Every command exits 1 when it finds a problem.
+the command that fixes it. Every finding has a code, explained at
+` + codesURL + `<code>.md.
 
-  check           the installation: CRD, policies, bindings, injector, webhook, certificates
-  pods            pods with an outdated or missing meshinit-redirect, by workload
+  check           the installation: CRD, policies, bindings, injector, webhook, certificates, pods
+  check --pre     a cluster before installing: version, APIs, your RBAC, other meshes, PodSecurity
+  pods            pods with a failing, outdated or missing meshinit-redirect, by workload
   audit           pods and workloads the RedirectPolicies in force now would refuse
-  explain POD     a pod's redirect settings and the iptables rules they program`,
-		Annotations:       map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl meshinit"},
-		SilenceErrors:     true,
-		SilenceUsage:      true,
-		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+  explain POD     a pod's redirect settings and the iptables rules they program
+  version         the plugin's, the chart's and the running webhook's versions
+
+Output: a table, -o wide, or kubectl's -o json|yaml|jsonpath=...|go-template=...
+Exit codes: 0 nothing wrong (warnings may be printed); 1 a problem found, or the cluster
+could not be read; 2 a command line it does not take.`,
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl meshinit"},
+		SilenceErrors: true,
+		SilenceUsage:  true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	flags := root.PersistentFlags()
 	o.config.AddFlags(flags)
-	flags.StringVarP(&o.output, "output", "o", outputTable, "output format: table or json")
+	o.out.addFlags(flags)
 	flags.StringVar(&o.meshinitNamespace, flagMeshinitNamespace, "", "meshinit's namespace (default: found from its cluster-wide objects)")
+	completions(root, o)
 
 	args := func(n int, what string) cobra.PositionalArgs {
 		return func(c *cobra.Command, args []string) error {
@@ -223,30 +257,46 @@ the command that fixes it. Every command exits 1 when it finds a problem.
 		c.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "all namespaces, not only -n's (default: the context's)")
 		return c
 	}
-	root.AddCommand(
-		&cobra.Command{
-			Use:   "check",
-			Short: "Check the installation: CRD, policies, bindings, injector, webhook, certificates",
-			Args:  args(0, "no arguments"),
-			RunE: o.command(func(ctx context.Context, c *clients, r release, _ scope, w io.Writer, _ []string) (int, error) {
+	check := &cobra.Command{
+		Use:   "check [--pre]",
+		Short: "Check the installation (or, with --pre, a cluster before installing)",
+		Args:  args(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.pre {
+				return o.preCheck(cmd)
+			}
+			return o.command(func(ctx context.Context, c *clients, r release, _ scope, w io.Writer, _ []string) (int, error) {
 				in, err := gatherInstall(ctx, c, r)
 				if err != nil {
 					return 0, err
 				}
 				findings := runChecks(in, o.now())
-				return countProblems(findings), printFindings(w, o.output, in.Release, findings)
-			}),
+				findings = append(findings, checkDataPlane(ctx, c, in)...)
+				rep := CheckReport{in.Release, findings, countProblems(findings)}
+				return rep.Problems, o.out.print(w, "CheckReport", rep, func(w io.Writer, wide bool) error {
+					return printFindings(w, o.format(wide), in.Release, findings)
+				})
+			})(cmd, nil)
 		},
+	}
+	check.Flags().BoolVar(&o.pre, "pre", false, "check the cluster before installing meshinit: Kubernetes version, APIs, your RBAC to install, other meshes, PodSecurity of namespaces to opt in")
+	check.Flags().StringVar(&o.injector, "injector", "webhook", "with --pre: the chart value injector to check for, webhook or policy")
+	check.Flags().StringSliceVar(&o.optIn, "opt-in", nil, "with --pre: namespaces you will label "+webhook.NamespaceLabel+"=enabled (those labelled already are checked too)")
+	check.Flags().StringVar(&o.installNamespace, "install-namespace", "meshinit-system", "with --pre: the namespace helm install will use")
+	root.AddCommand(
+		check,
 		allNamespaces(&cobra.Command{
 			Use:   "pods [-n NAMESPACE | -A]",
-			Short: "Pods of opted-in namespaces: current, stale or not injected and why, by workload",
+			Short: "Pods of opted-in namespaces: current, stale, failing or not injected and why, by workload",
 			Args:  args(0, "no arguments"),
 			RunE: o.command(func(ctx context.Context, c *clients, r release, s scope, w io.Writer, _ []string) (int, error) {
 				rep, err := podsReport(ctx, c, r, s)
 				if err != nil {
 					return 0, err
 				}
-				return rep.Problems, printPods(w, o.output, rep)
+				return rep.Problems, o.out.print(w, "PodsReport", rep, func(w io.Writer, wide bool) error {
+					return printPods(w, o.format(wide), rep)
+				})
 			}),
 		}),
 		allNamespaces(&cobra.Command{
@@ -258,13 +308,16 @@ the command that fixes it. Every command exits 1 when it finds a problem.
 				if err != nil {
 					return 0, err
 				}
-				return rep.Problems, printAudit(w, o.output, rep)
+				return rep.Problems, o.out.print(w, "AuditReport", rep, func(w io.Writer, _ bool) error {
+					return printAudit(w, outputTable, rep)
+				})
 			}),
 		}),
 		&cobra.Command{
-			Use:   "explain POD [-n NAMESPACE]",
-			Short: "A pod's redirect settings and the iptables rules they program, without exec",
-			Args:  args(1, "one pod name"),
+			Use:               "explain POD [-n NAMESPACE]",
+			Short:             "A pod's redirect settings and the iptables rules they program, without exec",
+			Args:              args(1, "one pod name"),
+			ValidArgsFunction: completePods(o),
 			RunE: o.command(func(ctx context.Context, c *clients, r release, s scope, w io.Writer, args []string) (int, error) {
 				e, err := explainPod(ctx, c, r, s.namespace, args[0])
 				if err != nil {
@@ -274,18 +327,12 @@ the command that fixes it. Every command exits 1 when it finds a problem.
 				if e.Problem {
 					problems = 1
 				}
-				return problems, printExplain(w, o.output, e)
+				return problems, o.out.print(w, "Explanation", e, func(w io.Writer, _ bool) error {
+					return printExplain(w, outputTable, e)
+				})
 			}),
 		},
-		&cobra.Command{
-			Use:   "version",
-			Short: "Print the version",
-			Args:  args(0, "no arguments"),
-			RunE: func(cmd *cobra.Command, _ []string) error {
-				_, err := fmt.Fprintln(cmd.OutOrStdout(), Version)
-				return err
-			},
-		},
+		o.versionCommand(args(0, "no arguments")),
 	)
 	return root
 }

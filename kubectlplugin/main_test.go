@@ -32,12 +32,16 @@ func TestCommandLine(t *testing.T) {
 		code   int
 		output string
 	}{
-		{[]string{"version"}, 0, Version + "\n"},
+		{[]string{"version", "--client"}, 0, Version + "\n"},
 		{[]string{"explain"}, 2, "error: explain takes one pod name, got []"},
 		{[]string{"check", "extra"}, 2, `error: check takes no arguments, got ["extra"]`},
 		{[]string{"pods", "--no-such-flag"}, 2, "error: unknown flag: --no-such-flag"},
 		{[]string{"nonsense"}, 2, `error: unknown command "nonsense"`},
-		{[]string{"check", "-o", "yaml"}, 2, `error: --output="yaml": want table or json`},
+		{[]string{"check", "-o", "xml"}, 2, `error: --output="xml": want one of wide, json, yaml`},
+		{[]string{"check", "--pre", "--injector", "sidecar"}, 2, `error: --injector="sidecar": want webhook or policy`},
+		{[]string{"completion", "bash"}, 0, "bash completion"},
+		{[]string{"completion", "zsh"}, 0, "#compdef"},
+		{[]string{"completion", "fish"}, 0, "complete -c kubectl-meshinit"},
 	} {
 		var out, errOut bytes.Buffer
 		code := run(context.Background(), tc.args, &out, &errOut, &options{now: time.Now, dial: dialTLS})

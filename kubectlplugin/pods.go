@@ -39,6 +39,9 @@ const (
 	StateStale PodState = "stale"
 	// StateNotInjected: it runs without meshinit-redirect; Why says why.
 	StateNotInjected PodState = "not-injected"
+	// StateFailing: its meshinit-redirect fails (Init:CrashLoopBackOff,
+	// Init:Error), so the pod does not start, whatever its injection.
+	StateFailing PodState = "failing"
 )
 
 // Why a pod is not injected.
@@ -60,6 +63,8 @@ type PodReport struct {
 	Namespace string   `json:"namespace"`
 	Name      string   `json:"name"`
 	State     PodState `json:"state"`
+	// Code is the state's finding code.
+	Code Code `json:"code"`
 	// Why is a not-injected pod's reason: WhyMissing, WhyPodSecurity,
 	// WhyRefused, or the webhook's opt-in reason (pod-opted-out,
 	// host-network, namespace-opted-out, ...).
@@ -73,6 +78,11 @@ type PodReport struct {
 	// it (webhook.ConfigHash of its file).
 	Config     string `json:"config,omitempty"`
 	WantConfig string `json:"wantConfig,omitempty"`
+	// Redirect is how its meshinit-redirect ran, from the pod's status.
+	Redirect *RedirectRun `json:"redirect,omitempty"`
+	// Issues are what else was found: a failing or restarted redirect, a
+	// second redirector.
+	Issues []Issue `json:"issues,omitempty"`
 }
 
 // skipReasons say in words why the webhook leaves a pod alone.
@@ -85,8 +95,9 @@ var skipReasons = map[webhook.Reason]string{
 }
 
 // classifyPod is where pod stands under cfg: what the webhook's own Review
-// says of it, read back; and the init container cfg builds for it (nil
-// when it is not injected). The webhook leaves a pod alone
+// says of it, read back, and what its status says of its meshinit-redirect
+// run (dataPlane); and the init container cfg builds for it (nil when it
+// is not injected). The webhook leaves a pod alone
 // (OutcomeSkipped) although it opted in only when its namespace's
 // PodSecurity forbids the init container, and then warns
 // (webhook/mutate.go).
@@ -99,25 +110,30 @@ func classifyPod(pod *corev1.Pod, namespaceLabels map[string]string, cfg *webhoo
 	at := slices.IndexFunc(pod.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == webhook.ContainerName })
 	switch {
 	case r.Outcome == webhook.OutcomeUnchanged:
-		rep.State, rep.Detail = StateCurrent, "as the installed configuration injects it"
+		rep.State, rep.Code, rep.Detail = StateCurrent, CodePodCurrent, "as the installed configuration injects it"
 	case r.Outcome == webhook.OutcomeInjected && at >= 0:
-		rep.State, rep.Problem = StateStale, true
-		rep.Detail = strings.Join(containerDiff(pod.Spec.InitContainers, at, *r.Container, cfg.Placement), "; ")
+		rep.State, rep.Code, rep.Problem = StateStale, CodePodStale, true
+		diffs := containerDiff(pod.Spec.InitContainers, at, *r.Container, cfg.Placement)
+		if rep.Config != rep.WantConfig {
+			diffs = append(diffs, fmt.Sprintf("injected with configuration %q, the installed one is %q", rep.Config, rep.WantConfig))
+		}
+		rep.Detail = strings.Join(diffs, "; ")
 	case r.Outcome == webhook.OutcomeInjected:
-		rep.State, rep.Why, rep.Problem = StateNotInjected, WhyMissing, true
+		rep.State, rep.Code, rep.Why, rep.Problem = StateNotInjected, CodePodMissing, WhyMissing, true
 		rep.Detail = "no " + webhook.ContainerName + " init container: created before its namespace or the pod opted in, or while the injector was down or failed (failurePolicy Ignore)"
 	case r.Outcome == webhook.OutcomeDenied:
-		rep.State, rep.Why, rep.Problem = StateNotInjected, WhyRefused, true
+		rep.State, rep.Code, rep.Why, rep.Problem = StateNotInjected, CodePodRefused, WhyRefused, true
 		rep.Detail = "meshinit would refuse it now: " + strings.TrimPrefix(r.Message, "meshinit: ")
 	case len(r.Warnings) > 0:
-		rep.State, rep.Why, rep.Problem = StateNotInjected, WhyPodSecurity, true
+		rep.State, rep.Code, rep.Why, rep.Problem = StateNotInjected, CodePodPodSecurity, WhyPodSecurity, true
 		rep.Detail = strings.TrimPrefix(strings.Join(r.Warnings, "; "), "meshinit: ")
 	default:
-		rep.State, rep.Why, rep.Detail = StateNotInjected, string(r.Reason), skipReasons[r.Reason]
+		rep.State, rep.Code, rep.Why, rep.Detail = StateNotInjected, CodePodLeftAlone, string(r.Reason), skipReasons[r.Reason]
 	}
 	if at >= 0 && rep.State == StateNotInjected {
 		rep.Detail += " (it carries a " + webhook.ContainerName + " of its own)"
 	}
+	dataPlane(&rep, pod)
 	return rep, r.Container
 }
 

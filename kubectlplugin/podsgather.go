@@ -59,7 +59,8 @@ type meshedPods struct {
 }
 
 // gatherMeshedPods lists the namespaces and pods of the scope and keeps
-// the running pods meshinit looks at.
+// the running pods meshinit looks at, and those that ended because their
+// meshinit-redirect failed.
 func gatherMeshedPods(ctx context.Context, c *clients, s scope) (meshedPods, error) {
 	out := meshedPods{Namespaces: map[string]map[string]string{}}
 	if s.namespace != "" {
@@ -82,7 +83,7 @@ func gatherMeshedPods(ctx context.Context, c *clients, s scope) (meshedPods, err
 		return out, readError("list", "pods", s.namespace, err)
 	}
 	for _, p := range pods.Items {
-		if running(&p) && meshed(out.Namespaces[p.Namespace], p.Labels) {
+		if (running(&p) || failed(&p)) && meshed(out.Namespaces[p.Namespace], p.Labels) {
 			out.Pods = append(out.Pods, p)
 		}
 	}

@@ -34,12 +34,6 @@ import (
 	"github.com/meshinit/meshinit/webhook"
 )
 
-// Output formats (-o).
-const (
-	outputTable = "table"
-	outputJSON  = "json"
-)
-
 // Everything printed that came from the cluster (names, messages,
 // annotations, arguments) goes through clean, in tables, or through
 // printJSON: anyone who may create a pod or a policy chooses some of it,
@@ -136,36 +130,61 @@ func fixes(w io.Writer, items [][2]string) {
 }
 
 func statusColumn(s Status) string {
-	if s == StatusProblem {
+	switch s {
+	case StatusProblem:
 		return "PROBLEM"
+	case StatusWarning:
+		return "WARNING"
 	}
 	return string(s)
 }
 
-// printFindings is `check`'s output.
+// codesURL is where every code's page is, docs/codes/<code>.md.
+const codesURL = "https://github.com/meshinit/meshinit/blob/main/docs/codes/"
+
+// CheckReport is `check`'s report (and `check --pre`'s, whose release is
+// the one it would install).
+type CheckReport struct {
+	Release  release   `json:"release"`
+	Findings []Finding `json:"findings"`
+	Problems int       `json:"problems"`
+}
+
+// printFindings is `check`'s output: a table (the code's column and
+// detail in full; -o wide adds nothing yet) or JSON.
 func printFindings(w io.Writer, format string, r release, findings []Finding) error {
 	n := countProblems(findings)
 	if format == outputJSON {
-		return printJSON(w, struct {
-			Release  release   `json:"release"`
-			Findings []Finding `json:"findings"`
-			Problems int       `json:"problems"`
-		}{r, findings, n})
+		return printJSON(w, CheckReport{r, findings, n})
 	}
 	fmt.Fprintf(w, "meshinit %s\n\n", clean(r.String()))
+	return findingsTable(w, findings, "no problems")
+}
+
+// findingsTable writes findings, the fixes of the problems and warnings,
+// and a summary (none when there is no problem).
+func findingsTable(w io.Writer, findings []Finding, none string) error {
 	var rows [][]string
 	var todo [][2]string
+	warnings := 0
 	for _, f := range findings {
-		rows = append(rows, []string{statusColumn(f.Status), f.Object, f.Detail})
-		if f.Status == StatusProblem {
-			todo = append(todo, [2]string{f.Object, f.Fix})
+		rows = append(rows, []string{statusColumn(f.Status), string(f.Code), f.Object, f.Detail})
+		if f.Status == StatusWarning {
+			warnings++
+		}
+		if (f.Status == StatusProblem || f.Status == StatusWarning) && f.Fix != "" {
+			todo = append(todo, [2]string{f.Object + " (" + string(f.Code) + ")", f.Fix})
 		}
 	}
-	if err := table(w, []string{"STATUS", "OBJECT", "DETAIL"}, rows); err != nil {
+	if err := table(w, []string{"STATUS", "CODE", "OBJECT", "DETAIL"}, rows); err != nil {
 		return err
 	}
 	fixes(w, todo)
-	fmt.Fprintf(w, "\n%s\n", summary(n, "no problems"))
+	end := summary(countProblems(findings), none)
+	if warnings > 0 {
+		end += ", " + plural(warnings, "warning", "warnings")
+	}
+	fmt.Fprintf(w, "\n%s (each code: %s<code>.md)\n", end, codesURL)
 	return nil
 }
 
@@ -176,7 +195,8 @@ func summary(problems int, none string) string {
 	return plural(problems, "problem", "problems")
 }
 
-// printPods is `pods`' output.
+// printPods is `pods`' output: a table (-o wide adds each pod's
+// meshinit-redirect restarts and termination message) or JSON.
 func printPods(w io.Writer, format string, r PodsReport) error {
 	if format == outputJSON {
 		return printJSON(w, r)
@@ -186,11 +206,7 @@ func printPods(w io.Writer, format string, r PodsReport) error {
 	pods := 0
 	for _, wl := range r.Workloads {
 		for _, p := range wl.Pods {
-			state := string(p.State)
-			if p.Why != "" {
-				state += " (" + p.Why + ")"
-			}
-			rows = append(rows, []string{wl.Namespace, wl.Workload.String(), p.Name, state, p.Detail})
+			rows = append(rows, podRow(wl, p, format == outputWide))
 			pods++
 		}
 		if wl.Fix != "" {
@@ -201,12 +217,42 @@ func printPods(w io.Writer, format string, r PodsReport) error {
 		fmt.Fprintln(w, "no running pod in an opted-in namespace or labelled "+webhook.PodLabel+"=true")
 		return nil
 	}
-	if err := table(w, []string{"NAMESPACE", "WORKLOAD", "POD", "STATE", "DETAIL"}, rows); err != nil {
+	header := []string{"NAMESPACE", "WORKLOAD", "POD", "STATE", "CODE", "DETAIL"}
+	if format == outputWide {
+		header = append(header, "RESTARTS", "REDIRECT")
+	}
+	if err := table(w, header, rows); err != nil {
 		return err
 	}
 	fixes(w, todo)
 	fmt.Fprintf(w, "\n%s: %s\n", plural(pods, "pod", "pods"), summary(r.Problems, "all as the installed configuration injects them, or left alone as they asked"))
 	return nil
+}
+
+// podRow is a pod's row of `pods`: its state's code and the codes of its
+// issues, its detail and theirs.
+func podRow(wl WorkloadReport, p PodReport, wide bool) []string {
+	state := string(p.State)
+	if p.Why != "" {
+		state += " (" + p.Why + ")"
+	}
+	codes, details := []string{string(p.Code)}, []string{p.Detail}
+	for _, is := range p.Issues {
+		codes = append(codes, string(is.Code))
+		details = append(details, string(is.Code)+": "+is.Detail)
+	}
+	row := []string{wl.Namespace, wl.Workload.String(), p.Name, state, strings.Join(codes, ","), strings.Join(details, "; ")}
+	if wide {
+		restarts, message := "-", "-"
+		if p.Redirect != nil {
+			restarts = fmt.Sprint(p.Redirect.Restarts)
+			if m := summarizeMessage(p.Redirect.Message); m != "" {
+				message = m
+			}
+		}
+		row = append(row, restarts, message)
+	}
+	return row
 }
 
 // printAudit is `audit`'s output.
@@ -249,7 +295,22 @@ func printExplain(w io.Writer, format string, e Explanation) error {
 	if e.Why != "" {
 		state += " (" + e.Why + ")"
 	}
-	fmt.Fprintf(w, "Pod:       %s/%s\nWorkload:  %s\nState:     %s: %s\n", clean(e.Namespace), clean(e.Name), clean(e.Workload.String()), clean(state), clean(e.Detail))
+	fmt.Fprintf(w, "Pod:       %s/%s\nWorkload:  %s\nState:     %s: %s [%s]\n", clean(e.Namespace), clean(e.Name), clean(e.Workload.String()), clean(state), clean(e.Detail), e.Code)
+	for _, is := range e.Issues {
+		fmt.Fprintf(w, "Also:      %s [%s]\n", clean(is.Detail), is.Code)
+	}
+	if r := e.PodReport.Redirect; r != nil {
+		exit := ""
+		if r.ExitCode != nil {
+			exit = fmt.Sprintf(", exit code %d", *r.ExitCode)
+		}
+		fmt.Fprintf(w, "Run:       %s %s%s, %d restarts\n", r.State, clean(r.Reason), exit, r.Restarts)
+		for _, l := range strings.Split(strings.TrimSpace(r.Message), "\n") {
+			if l != "" {
+				fmt.Fprintf(w, "Message:   %s\n", clean(l))
+			}
+		}
+	}
 	if e.Fix != "" {
 		fmt.Fprintf(w, "Fix:       %s\n", clean(e.Fix))
 	}

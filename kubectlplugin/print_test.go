@@ -33,18 +33,23 @@ import (
 func TestTables(t *testing.T) {
 	r := release{Name: "meshinit", Namespace: "meshinit-system"}
 	findings := []Finding{
-		ok("CustomResourceDefinition redirectpolicies.meshinit.io", "served as meshinit.io/v1alpha1; 2 RedirectPolicies"),
-		info("serving certificate", "endpoint 10.0.0.1:9443: i/o timeout"),
-		problem("serving certificate", "served by Secret meshinit-system/meshinit-webhook-tls: expired 2 hours ago", "kubectl -n meshinit-system delete secret meshinit-webhook-tls"),
-		problem("CA meshinit-webhook-ca", "expired 1 hour ago", "kubectl -n meshinit-system delete secret meshinit-webhook-tls"),
+		ok(CodeRedirectPolicyAPI, "CustomResourceDefinition redirectpolicies.meshinit.io", "served as meshinit.io/v1alpha1; 2 RedirectPolicies"),
+		info(CodeCertificateRead, "serving certificate", "endpoint 10.0.0.1:9443: i/o timeout"),
+		problem(CodeCertificateExpiry, "serving certificate", "served by Secret meshinit-system/meshinit-webhook-tls: expired 2 hours ago", "kubectl -n meshinit-system delete secret meshinit-webhook-tls"),
+		problem(CodeCAExpiry, "CA meshinit-webhook-ca", "expired 1 hour ago", "kubectl -n meshinit-system delete secret meshinit-webhook-tls"),
 	}
-	pods := PodsReport{Problems: 2, Workloads: []WorkloadReport{
+	pods := PodsReport{Problems: 3, Workloads: []WorkloadReport{
 		{Namespace: "app", Workload: Workload{"Deployment", "web"}, Fix: "kubectl rollout restart deployment/web -n app", Pods: []PodReport{
-			{Name: "web-1-a", State: StateStale, Detail: `--exclude-outbound-ports "" -> "22"`, Problem: true},
-			{Name: "web-1-b", State: StateCurrent, Detail: "as the installed configuration injects it"},
+			{Name: "web-1-a", State: StateStale, Code: CodePodStale, Detail: `--exclude-outbound-ports "" -> "22"`, Problem: true},
+			{Name: "web-1-b", State: StateCurrent, Code: CodePodCurrent, Detail: "as the installed configuration injects it",
+				Redirect: &RedirectRun{State: "terminated", Reason: "Completed", ExitCode: new(int32), Restarts: 1, Message: "IPv4: redirected, 2 chains and 9 rules in nft IPv4 (--iptables-mode=auto)\nIPv6: redirected, 2 chains and 9 rules in nft IPv6 (--ipv6=auto)\n"},
+				Issues:   []Issue{{CodeRedirectRestarts, false, "meshinit-redirect restarted 1 times before it succeeded"}}},
+			{Name: "web-1-c", State: StateFailing, Code: CodeRedirectFailing, Problem: true, Detail: "meshinit-redirect fails: CrashLoopBackOff, last exit code 1, 3 restarts; it said: apply failed: not applying: 1 rule(s) of another owner",
+				Redirect: &RedirectRun{State: "waiting", Reason: "CrashLoopBackOff", Restarts: 3, Message: "apply failed: not applying: 1 rule(s) of another owner\n"},
+				Issues:   []Issue{{CodeSecondRedirector, true, "another traffic redirector in the pod: istio-init"}}},
 		}},
 		{Namespace: "app", Workload: Workload{"Pod", "late"}, Fix: "kubectl delete pod late -n app && kubectl apply -f <its manifest>", Pods: []PodReport{
-			{Name: "late", State: StateNotInjected, Why: WhyMissing, Detail: "no meshinit-redirect init container", Problem: true},
+			{Name: "late", State: StateNotInjected, Code: CodePodMissing, Why: WhyMissing, Detail: "no meshinit-redirect init container", Problem: true},
 		}},
 	}}
 	audit := auditReport([]string{"app/require-8080"}, []AuditResult{
@@ -53,8 +58,15 @@ func TestTables(t *testing.T) {
 		{Namespace: "app", Kind: "Pod", Name: "late", Workload: "pod/late", Verdict: VerdictAdmitted},
 	})
 	for name, print := range map[string]func(*bytes.Buffer) error{
-		"check": func(b *bytes.Buffer) error { return printFindings(b, outputTable, r, findings) },
-		"pods":  func(b *bytes.Buffer) error { return printPods(b, outputTable, pods) },
+		"check":     func(b *bytes.Buffer) error { return printFindings(b, outputTable, r, findings) },
+		"pods":      func(b *bytes.Buffer) error { return printPods(b, outputTable, pods) },
+		"pods-wide": func(b *bytes.Buffer) error { return printPods(b, outputWide, pods) },
+		"version": func(b *bytes.Buffer) error {
+			v := VersionReport{Plugin: "0.2.0", Chart: "meshinit-0.1.0", AppVersion: "0.1.0", Release: r, Template: "ghcr.io/meshinit/webhook:0.1.0", Deployment: "meshinit-webhook",
+				Webhook: []RunningImage{{"meshinit-webhook-a", "ghcr.io/meshinit/webhook:0.1.0"}, {"meshinit-webhook-b", "ghcr.io/meshinit/webhook:0.0.9"}}}
+			v.Findings = versionFindings(v)
+			return printVersions(b, v)
+		},
 		"audit": func(b *bytes.Buffer) error { return printAudit(b, outputTable, audit) },
 	} {
 		var b bytes.Buffer
@@ -68,7 +80,7 @@ func TestTables(t *testing.T) {
 // TestJSON: -o json is the report itself, as scripts read it.
 func TestJSON(t *testing.T) {
 	var b bytes.Buffer
-	in := []Finding{problem("x", "a -> b", "fix")}
+	in := []Finding{problem(CodeInjector, "x", "a -> b", "fix")}
 	if err := printFindings(&b, outputJSON, release{Name: "m", Namespace: "ns"}, in); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +112,7 @@ const hostile = "web\x1b[2J\x1b]0;pwned\x07\u009b31m\x7f\rOK\nok\tforged row\u20
 func TestHostileStringsPrintHarmlessly(t *testing.T) {
 	printers := func(s string) map[string]func(w *bytes.Buffer, format string) error {
 		r := release{Name: s, Namespace: s}
-		findings := []Finding{problem(s, s, s)}
+		findings := []Finding{problem(CodeInjector, s, s, s)}
 		pods := PodsReport{Problems: 1, Workloads: []WorkloadReport{{Namespace: s, Workload: Workload{"Deployment", s}, Fix: s,
 			Pods: []PodReport{{Name: s, State: StateStale, Why: s, Detail: s, Problem: true}}}}}
 		audit := auditReport([]string{s}, []AuditResult{{Namespace: s, Kind: "Pod", Name: s, Workload: s, Verdict: VerdictRefused, Message: s, Fix: s}})
@@ -145,5 +157,38 @@ func TestHostileStringsPrintHarmlessly(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestKubectlPrinters: -o yaml, jsonpath and go-template print the report
+// through cli-runtime's printers, with apiVersion and kind, and what came
+// from the cluster without a character a terminal acts on (only newlines
+// and tabs, which these formats are made of); -o json reads back.
+func TestKubectlPrinters(t *testing.T) {
+	rep := CheckReport{Release: release{Name: "m", Namespace: "ns"}, Findings: []Finding{problem(CodeInjector, hostile, "x", "fix")}, Problems: 1}
+	for _, tc := range []struct{ format, want string }{
+		{"yaml", "kind: CheckReport"},
+		{"json", `"apiVersion": "` + reportAPIVersion + `"`},
+		{"jsonpath={.findings[0].code} {.findings[0].object}", "MI1007 web"},
+		{"go-template={{.kind}} {{(index .findings 0).status}}", "CheckReport problem"},
+	} {
+		o := newOutputFlags()
+		o.format = tc.format
+		var b bytes.Buffer
+		if err := o.print(&b, "CheckReport", rep, nil); err != nil {
+			t.Fatalf("-o %s: %v", tc.format, err)
+		}
+		out := b.String()
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("-o %s: output lacks %q:\n%s", tc.format, tc.want, out)
+		}
+		if i := strings.IndexFunc(out, func(r rune) bool { return r != '\n' && r != '\t' && unsafe(r) }); i >= 0 || !utf8.ValidString(out) {
+			t.Errorf("-o %s: an unsafe character at %d:\n%q", tc.format, i, out)
+		}
+	}
+	o := newOutputFlags()
+	o.format = "xml"
+	if err := o.validate(); err == nil || !strings.Contains(err.Error(), "want one of wide, json, yaml") {
+		t.Errorf("-o xml: %v, want a usage error listing the formats", err)
 	}
 }

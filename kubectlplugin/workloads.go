@@ -112,14 +112,39 @@ func groupPods(pods []corev1.Pod, reports []PodReport, o owners) PodsReport {
 // pod needs its template corrected first (which rolls it out); a
 // PodSecurity conflict its namespace relabelled.
 func workloadFix(w WorkloadReport) string {
-	var problems []string
+	var problems, failing []string
 	why := map[string]bool{}
+	second := false
 	for _, p := range w.Pods {
-		if p.Problem {
+		if p.State == StateFailing {
+			failing = append(failing, p.Name)
+		}
+		for _, is := range p.Issues {
+			second = second || is.Code == CodeSecondRedirector
+		}
+		// A problem of its injection (stale, missing, ...), not of how it
+		// runs (failing) or of an issue beside a current injection.
+		if p.Problem && p.State != StateFailing && p.State != StateCurrent {
 			problems = append(problems, p.Name)
 			why[p.Why] = true
 		}
 	}
+	var fixes []string
+	if len(failing) > 0 {
+		fixes = append(fixes, fmt.Sprintf("kubectl logs %s -n %s -c %s --previous   # why it fails (%s%s.md)", failing[0], w.Namespace, webhook.ContainerName, codesURL, CodeRedirectFailing))
+	}
+	if second {
+		fixes = append(fixes, fmt.Sprintf("kubectl edit %s -n %s   # one traffic redirect per pod: take it out of the other mesh, or opt it out of meshinit (label %s=false)", w, w.Namespace, webhook.PodLabel))
+	}
+	if f := injectionFix(w, problems, why); f != "" {
+		fixes = append(fixes, f)
+	}
+	return strings.Join(fixes, "; then ")
+}
+
+// injectionFix is workloadFix for pods that are stale or not injected
+// (problems, with why they are not).
+func injectionFix(w WorkloadReport, problems []string, why map[string]bool) string {
 	if len(problems) == 0 {
 		return ""
 	}

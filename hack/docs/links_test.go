@@ -23,7 +23,7 @@ import (
 	"testing"
 )
 
-// TestLinks: every relative link in README.md and docs/*.md points at a
+// TestLinks: every relative link in README.md, docs/*.md and docs/codes/*.md points at a
 // file or directory of the repository, and a #fragment at a heading (or an
 // <a id>) of the Markdown file it names. Links with a scheme (https:, ...)
 // are not followed.
@@ -32,7 +32,11 @@ func TestLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages = append([]string{filepath.Join(root, "README.md")}, pages...)
+	codePages, err := filepath.Glob(filepath.Join(root, "docs", "codes", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(append([]string{filepath.Join(root, "README.md")}, pages...), codePages...)
 	anchors := map[string]map[string]bool{}
 	anchorsOf := func(path string) map[string]bool {
 		if a, ok := anchors[path]; ok {
