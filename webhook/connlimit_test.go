@@ -151,8 +151,14 @@ func TestConnLimit(t *testing.T) {
 	})
 	t.Run("an idle connection makes room once idle long enough", func(t *testing.T) {
 		addr := serve(t, limits(2, 2))
-		idle := []net.Conn{used(t, addr, 2), used(t, addr, 2)}
-		start := time.Now()
+		first := used(t, addr, 2)
+		start := time.Now() // the first is idle from about now
+		// The server marks a connection idle in its ConnState callback, after
+		// the answer is written: on a loaded machine the client can have read
+		// it and sent the second request before that runs. A wait keeps the
+		// order the test means.
+		time.Sleep(stall / 3)
+		idle := []net.Conn{first, used(t, addr, 2)}
 		served(t, addr, 3)
 		if took := time.Since(start); took < stall*2/3 {
 			t.Errorf("answered after %s, before an idle connection sat %s", took, stall)
