@@ -31,6 +31,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -322,5 +323,22 @@ func TestMonitoringObjectsAgainstCRDs(t *testing.T) {
 	}
 	if len(checked) != len(resources) {
 		t.Errorf("checked %v, want each of %v", checked, resources)
+	}
+	// The check can fail: a misspelt field, and a value the schema refuses.
+	sm := charts.Find(charts.MustObjects(t, charts.Options{Values: monitoringValues(false)}, false), "ServiceMonitor", "")[0]
+	endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+	gvr := schema.GroupVersionResource{Group: "monitoring.coreos.com", Version: "v1", Resource: "servicemonitors"}
+	for name, change := range map[string]func(map[string]any){
+		"tlsConfig.severName":                func(e map[string]any) { e["tlsConfig"].(map[string]any)["severName"] = "x" },
+		"scheme gopher":                      func(e map[string]any) { e["scheme"] = "gopher" },
+		"authorization.credentials a string": func(e map[string]any) { e["authorization"].(map[string]any)["credentials"] = "token" },
+	} {
+		bad := sm.DeepCopy()
+		e := runtime.DeepCopyJSONValue(endpoints[0]).(map[string]any)
+		change(e)
+		_ = unstructured.SetNestedSlice(bad.Object, []any{e}, "spec", "endpoints")
+		if _, err := dc.Resource(gvr).Namespace(bad.GetNamespace()).Create(ctx, bad, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"}); err == nil {
+			t.Errorf("a ServiceMonitor with %s was accepted", name)
+		}
 	}
 }
