@@ -48,7 +48,7 @@ func runner(log *slog.Logger) redirect.Runner {
 		return redirect.ExecRunner{}
 	}
 	var held []uintptr
-	var names []string
+	names := []string{} // logged as [] (JSON), not null, when none is held
 	for _, n := range netCaps {
 		if data[n.c/32].Permitted&(1<<(n.c%32)) != 0 {
 			held = append(held, n.c)

@@ -40,7 +40,9 @@ commands:
   cleanup   remove meshinit's chains and rules, and nothing else
   version   print the version
 
-Run "redirector apply -h" for the flags. apply and cleanup give up after
+Run "redirector apply -h" for the flags. Each command logs to stderr as JSON
+lines (--log-format=json, the default, as the webhook) or text
+(--log-format=text). apply and cleanup give up after
 --timeout (default 1m); an apply that fails removes the rules it applied.
 apply writes what it did for each IP family, or why it failed, to
 --termination-message-path (default /dev/termination-log, where the kubelet
@@ -62,10 +64,18 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log := newLogger(stderr, DefaultLogFormat)
 	name, args := args[0], args[1:]
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	format := DefaultLogFormat
+	fs.Func("log-format", "log format: json or text (default "+DefaultLogFormat+")", func(v string) error {
+		if v != "json" && v != "text" {
+			return fmt.Errorf("want json or text")
+		}
+		format = v
+		return nil
+	})
 	var err error
 	var outcomes []redirect.Outcome
 	switch name {
@@ -83,7 +93,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}()
 		}
 		var cfg redirect.Config
-		if cfg, err = redirect.ParseFlags(fs, args); err != nil {
+		cfg, err = redirect.ParseFlags(fs, args)
+		log = newLogger(stderr, format)
+		if err != nil {
 			break
 		}
 		opts := redirect.Options{Runner: runner(log), Logger: log}
@@ -102,7 +114,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		})
 	case "cleanup":
 		timeout := fs.Duration("timeout", DefaultTimeout, "give up after this long")
-		if err = fs.Parse(args); err == nil {
+		err = fs.Parse(args)
+		log = newLogger(stderr, format)
+		if err == nil {
 			err = withTimeout(ctx, *timeout, func(ctx context.Context) error {
 				return redirect.Cleanup(ctx, redirect.Options{Runner: runner(log), Logger: log})
 			})
@@ -126,6 +140,19 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.Info(name + " done")
 	}
 	return 0
+}
+
+// DefaultLogFormat is --log-format's default: JSON lines, as the webhook
+// logs, for log pipelines.
+const DefaultLogFormat = "json"
+
+// newLogger returns the logger of format, json or text (--log-format
+// checked it).
+func newLogger(w io.Writer, format string) *slog.Logger {
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(w, nil))
+	}
+	return slog.New(slog.NewJSONHandler(w, nil))
 }
 
 // withTimeout runs f with ctx bounded by --timeout, and says in its error

@@ -169,17 +169,18 @@ func backendError(b backend, err error) error {
 	stderr := stderrOf(err)
 	switch {
 	case errors.Is(err, exec.ErrNotFound):
-		return fmt.Errorf("%s backend: %s not found on PATH: install iptables (it provides xtables-%s-multi), or choose the other backend with --iptables-mode: %w", b, b.binary(), b.mode, err)
+		return fmt.Errorf("%s backend: %s not found on PATH: install iptables (it provides xtables-%s-multi), or choose the other backend with %s: %w", b, b.binary(), b.mode, howToSet(keyIptablesMode), err)
 	case permissionDenied(err):
 		return fmt.Errorf("%s backend: not permitted to change iptables: the container needs the NET_ADMIN and NET_RAW capabilities; "+
 			"as a non-root user the redirector hands iptables only those it holds, from the file capabilities of its image "+
-			"(which no_new_privs lets it keep only when the runtime grants them to non-root containers, as containerd and CRI-O do): %w", b, err)
+			"(which no_new_privs lets it keep only when the runtime grants them to non-root containers, as containerd and CRI-O do); "+
+			"where the node's iptables needs more, set the chart value webhook.inject.privileged: %w", b, err)
 	case natMissing(stderr):
 		table := TableNat
 		if strings.Contains(stderr, "raw") {
 			table = TableRaw
 		}
-		return fmt.Errorf("%s backend: the %s table is not available: the node's kernel needs the %s module (or try --iptables-mode=%s): %w", b, table, tableModule(b, table), otherMode(b.mode), err)
+		return fmt.Errorf("%s backend: the %s table is not available: the node's kernel needs the %s module (or try the %s backend: %s): %w", b, table, tableModule(b, table), otherMode(b.mode), howToSet(keyIptablesMode), err)
 	}
 	return fmt.Errorf("%s backend: %w", b, err)
 }

@@ -192,6 +192,6 @@ func conflictError(cs []conflict) error {
 	}
 	return fmt.Errorf("not applying: %d rule(s) of another owner would take the TCP traffic (or the DNS) meshinit must redirect, so the proxy would not get it: %s%s; "+
 		"a pod can have only one traffic redirect: remove whatever adds these rules (another mesh's init container or CNI plugin, or an init container of the pod), "+
-		"or opt the pod out of meshinit; nothing was changed",
+		"or opt the pod out of meshinit (pod label meshinit.io/inject=false); nothing was changed",
 		len(cs), strings.Join(shown, "; "), more)
 }

@@ -199,6 +199,20 @@ func parseID(s string) (uint32, error) {
 	return uint32(n), nil
 }
 
+// howToSet names what sets the setting key of an injected pod's
+// redirector, for messages that say how to fix something: its pod
+// annotation when it has one, and the chart value (a pod cannot pass the
+// redirector flags), then the flag itself, for the redirector run by hand.
+func howToSet(key string) string {
+	value := "the chart value webhook.inject.redirect." + key
+	for _, s := range settings {
+		if s.key == key && s.annotation != "" {
+			return "the pod annotation " + s.annotation + " or " + value + " (--" + key + ")"
+		}
+	}
+	return value + " (--" + key + ")"
+}
+
 // AnnotationNames lists the pod annotations the webhook reads, in table order.
 func AnnotationNames() []string {
 	var names []string

@@ -358,6 +358,10 @@ func TestAgainstAPIServer(t *testing.T) {
 			}
 		}
 	})
+	t.Run("the chart's alerts and dashboard name only served metrics", func(t *testing.T) {
+		_, body := s.get("metrics", "/metrics")
+		monitoringNamesServed(t, body)
+	})
 	t.Run("TLS 1.3 minimum, HTTP/2 off", func(t *testing.T) {
 		addr := fmt.Sprintf("127.0.0.1:%d", s.port)
 		if conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS12}); err == nil {

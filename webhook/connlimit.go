@@ -118,6 +118,7 @@ type limitedConn struct {
 }
 
 func newConnLimit(l net.Listener, name string, limits connLimits, log logr.Logger) *connLimit {
+	exposeListener(name)
 	cl := &connLimit{Listener: l, limits: limits, name: name, log: log,
 		open: map[*limitedConn]struct{}{}, perSource: map[string]int{}, parked: map[string]int{},
 		wake: make(chan struct{}), ready: make(chan net.Conn, 64), failed: make(chan error, 1), closed: make(chan struct{})}

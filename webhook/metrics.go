@@ -62,8 +62,26 @@ var reviewDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 	NativeHistogramMinResetDuration: time.Hour,
 }, []string{"outcome"})
 
+// reviewReasons are the reasons each outcome is counted under (docs/operations.md
+// lists them): every pair is exposed from the start, at 0, so a rate or an
+// alert sees a series' first review (a series that appears at 1 shows no
+// increase) and a dashboard shows every outcome before it happens.
+var reviewReasons = map[Outcome][]Reason{
+	OutcomeInjected:  {ReasonNamespaceOptedIn, ReasonPodOptedIn},
+	OutcomeUnchanged: {ReasonNamespaceOptedIn, ReasonPodOptedIn},
+	OutcomeSkipped:   {ReasonNotOptedIn, ReasonPodOptedOut, ReasonNamespaceOptedOut, ReasonExcludedNS, ReasonHostNetwork, ReasonPodSecurity},
+	OutcomeDenied:    {ReasonInvalidLabel, ReasonInvalidAnnotation, ReasonPodSecurity},
+	OutcomeError:     {ReasonInvalidRequest, ReasonNamespaceUnreadable},
+}
+
 func init() {
 	metrics.Registry.MustRegister(reviews, reviewDuration)
+	for o, reasons := range reviewReasons {
+		reviewDuration.WithLabelValues(string(o))
+		for _, r := range reasons {
+			reviews.WithLabelValues(string(o), string(r))
+		}
+	}
 }
 
 // observe counts one review that ended with outcome o for reason r, and
@@ -100,6 +118,23 @@ var (
 	}, []string{"reason"})
 )
 
+// refusedReasons are the reasons of reviewsRefused (limit.go), exposed from
+// the start at 0, as reviewReasons are.
+var refusedReasons = []string{"too-large", "no-length", "busy", "evicted", "body"}
+
 func init() {
 	metrics.Registry.MustRegister(connectionsEvicted, connectionsRefused, reviewsRefused)
+	for _, r := range refusedReasons {
+		reviewsRefused.WithLabelValues(r)
+	}
+}
+
+// exposeListener exposes the connection counters of the listener name at 0
+// (newConnLimit), as reviewReasons are: the phases a connection is evicted
+// in are new, idle and body.
+func exposeListener(name string) {
+	connectionsRefused.WithLabelValues(name)
+	for _, p := range []phase{phaseNew, phaseIdle, phaseBody} {
+		connectionsEvicted.WithLabelValues(name, p.String())
+	}
 }
