@@ -57,7 +57,7 @@ func TestDemo(t *testing.T) {
 		"==> helm test meshinit -n meshinit-system",
 		"\n      meshinit-redirect\n        image: ghcr.io/meshinit/redirector:",
 		"Completed (exit code 0)",
-		`"msg":"rules in place"`,
+		`msg="rules in place"`,
 		`--comment "meshinit: inbound to the proxy" -j REDIRECT --to-ports 15006`,
 		"\n      proxy-in orig=",
 		"\n      app\n",

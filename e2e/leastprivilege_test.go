@@ -79,7 +79,7 @@ func TestLeastPrivilege(t *testing.T) {
 				}
 			}
 			logs := e.must(t, ctx, "-n", ns, "logs", "app", "-c", redirectName)
-			for _, want := range []string{`"uid":65532,"gid":0,"capabilities for iptables":["NET_ADMIN","NET_RAW"]`, `"backend":"` + mode + `"`, `"msg":"apply done"`} {
+			for _, want := range []string{`uid=65532 gid=0 "capabilities for iptables"="[NET_ADMIN NET_RAW]"`, "backend=" + mode, "apply done"} {
 				if !strings.Contains(logs, want) {
 					t.Errorf("%s log lacks %q:\n%s", redirectName, want, logs)
 				}

@@ -40,9 +40,10 @@ commands:
   cleanup   remove meshinit's chains and rules, and nothing else
   version   print the version
 
-Run "redirector apply -h" for the flags. Each command logs to stderr as JSON
-lines (--log-format=json, the default, as the webhook) or text
-(--log-format=text). apply and cleanup give up after
+Run "redirector apply -h" for the flags. Each command logs to stderr as
+text (--log-format=text, the default: an init container's log is most often
+read with kubectl logs) or JSON lines (--log-format=json, as the webhook
+logs, for log pipelines). apply and cleanup give up after
 --timeout (default 1m); an apply that fails removes the rules it applied.
 apply writes what it did for each IP family, or why it failed, to
 --termination-message-path (default /dev/termination-log, where the kubelet
@@ -142,9 +143,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// DefaultLogFormat is --log-format's default: JSON lines, as the webhook
-// logs, for log pipelines.
-const DefaultLogFormat = "json"
+// DefaultLogFormat is --log-format's default: text, for kubectl logs; JSON
+// lines when asked (issue 26).
+const DefaultLogFormat = "text"
 
 // newLogger returns the logger of format, json or text (--log-format
 // checked it).

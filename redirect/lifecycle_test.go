@@ -168,7 +168,7 @@ func TestBackendDetection(t *testing.T) {
 			if err != nil {
 				t.Fatalf("apply: %v\n%s", err, out)
 			}
-			if !strings.Contains(out, `"backend":"`+tc.want+`"`) {
+			if !strings.Contains(out, "backend="+tc.want) {
 				t.Errorf("log does not say backend=%s:\n%s", tc.want, out)
 			}
 			if !strings.Contains(p.save(false, "nat"), "MESHINIT_INBOUND") {

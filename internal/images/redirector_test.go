@@ -174,7 +174,7 @@ func TestRedirectorImage(t *testing.T) {
 					hostIn(t, ns, "iptables-legacy", "-t", "filter", "-A", "INPUT", "-p", "tcp", "--dport", "9", "-j", "ACCEPT")
 				}
 				out := runc(t, ns, rootfs, cf.Config, RedirectorPath, "apply", "--ipv6=on")
-				for _, want := range []string{`"uid":65532,"gid":0,"capabilities for iptables":["NET_ADMIN","NET_RAW"]`, `"backend":"` + mode + `"`, `"msg":"apply done"`} {
+				for _, want := range []string{`uid=65532 gid=0 "capabilities for iptables"="[NET_ADMIN NET_RAW]"`, "backend=" + mode, "apply done"} {
 					if !strings.Contains(out, want) {
 						t.Errorf("log lacks %q:\n%s", want, out)
 					}
