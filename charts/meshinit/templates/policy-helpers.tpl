@@ -114,7 +114,7 @@ helm test's proxy when tests are enabled.
 */ -}}
 {{- define "meshinit.policy.proxyContainers" -}}
 {{- $out := list -}}
-{{- range .Values.policy.proxyContainers }}{{ $out = append $out (list .name .image) }}{{ end -}}
+{{- range include "meshinit.policy.proxyContainerEntries" . | fromJsonArray }}{{ $out = append $out (list .name .image) }}{{ end -}}
 {{- if .Values.tests.enabled -}}
 {{- $out = append $out (list "proxy" (include "meshinit.image" (dict "image" .Values.tests.image.proxy "root" .))) -}}
 {{- end -}}
@@ -150,7 +150,7 @@ recognise the same container.
   expression: |-
     {{ until (include "meshinit.policy.chartArgs" . | fromJsonArray | len) | toJson }}
 - name: redirectFirst
-  expression: {{ eq .Values.webhook.inject.placement "first" | quote }}
+  expression: {{ eq (include "meshinit.placement" .) "first" | quote }}
 - name: initContainers
   expression: "variables.pod.spec.?initContainers.orValue([])"
 - name: redirectContainers
