@@ -69,6 +69,13 @@ argument's "--<key>=" before the value).
 {{- $raw := printf "variables.annotations[?'%s'].orValue('%s')" $annotation (get $defaults $l.key) -}}
 {{- $out = append $out (merge (dict "name" $l.name "field" $annotation "raw" $raw "skip" 0) $l) -}}
 {{- end -}}
+{{- /* The mesh preset's annotation read as the list, on its own (redirect.FromPodAnnotations adds exclusions up). */ -}}
+{{- range $l := $lists -}}
+{{- with include "meshinit.mesh.annotationOf" (dict "key" $l.key "root" $) -}}
+{{- $raw := printf "variables.annotations[?'%s'].orValue('%s')" . (get $defaults $l.key) -}}
+{{- $out = append $out (merge (dict "name" (printf "mesh%s" (title $l.name)) "field" . "raw" $raw "skip" 0) $l) -}}
+{{- end -}}
+{{- end -}}
 {{- range $l := $lists -}}
 {{- $prefix := printf "--%s=" $l.key -}}
 {{- $i := 0 -}}
@@ -491,7 +498,8 @@ position of --<key>= in meshinit.policy.chartArgs).
 {{- $prefix := printf "--%s=" (index . 0) -}}
 {{- $i := 0 -}}
 {{- range $j, $a := $args }}{{ if eq $a $prefix }}{{ $i = $j }}{{ end }}{{ end -}}
-{{- $out = append $out (dict "key" (index . 0) "name" (index . 1) "kind" (index . 2) "arg" $i "skip" (len $prefix)) -}}
+{{- $out = append $out (dict "key" (index . 0) "name" (index . 1) "kind" (index . 2) "arg" $i "skip" (len $prefix)
+  "mesh" (include "meshinit.mesh.annotationOf" (dict "key" (index . 0) "root" $))) -}}
 {{- end -}}
 {{- toJson $out -}}
 {{- end -}}
@@ -525,8 +533,12 @@ and Arg, which the inbound ports never captured read).
 */ -}}
 {{- define "meshinit.policy.scalarVariables" -}}
 {{- $annotation := printf "variables.annotations['traffic.meshinit.io/%s']" .key -}}
+{{- if .mesh }}
+{{- /* meshinit's own annotation, else the mesh's (both set: the injector refuses the pod) */}}
+{{- $annotation = printf "variables.annotations[?'traffic.meshinit.io/%s'].orValue(variables.annotations[?'%s'].orValue(''))" .key .mesh }}
+{{- end -}}
 - name: {{ .name }}Annotated
-  expression: "'traffic.meshinit.io/{{ .key }}' in variables.annotations"
+  expression: "'traffic.meshinit.io/{{ .key }}' in variables.annotations{{ with .mesh }} || '{{ . }}' in variables.annotations{{ end }}"
 - name: {{ .name }}Annotation
   expression: "variables.{{ .name }}Annotated ? {{ include "meshinit.policy.scalarValue" (dict "s" $annotation "kind" .kind) }} : variables.{{ .name }}"
 - name: {{ .name }}Arg
@@ -560,4 +572,14 @@ chart sets them) as a CEL list of [first, last].
 {{- end -}}
 {{- end -}}
 {{- toJson $out -}}
+{{- end -}}
+
+{{- /*
+meshinit.policy.annotationNames: the annotations that set the setting whose
+key is given, for messages: "traffic.meshinit.io/<key>", and "or <the mesh's
+annotation>" with a mesh preset that reads one as it. Argument:
+(dict "key" <key> "root" $).
+*/ -}}
+{{- define "meshinit.policy.annotationNames" -}}
+traffic.meshinit.io/{{ .key }}{{ with include "meshinit.mesh.annotationOf" . }} or {{ . }}{{ end }}
 {{- end -}}
