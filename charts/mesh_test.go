@@ -36,9 +36,9 @@ var meshes = []string{"istio", "linkerd", "kuma", "consul"}
 
 // preset is one presets/<mesh>.yaml, as the chart reads it.
 type preset struct {
-	Redirect        map[string]string          `json:"redirect"`
-	Placement       string                     `json:"placement"`
-	ProxyContainers []map[string]any           `json:"proxyContainers"`
+	Redirect        map[string]string         `json:"redirect"`
+	Placement       string                    `json:"placement"`
+	ProxyContainers []map[string]any          `json:"proxyContainers"`
 	Annotations     []redirect.MeshAnnotation `json:"annotations"`
 }
 
