@@ -18,17 +18,12 @@ package charts_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/meshinit/meshinit/api/v1alpha1"
 	"github.com/meshinit/meshinit/internal/testkit"
@@ -45,21 +40,11 @@ import (
 // its own.
 func TestMeshBypassesRefused(t *testing.T) {
 	server := testkit.StartAPIServer(t, testkit.Options{})
-	s := runtime.NewScheme()
-	if err := errors.Join(scheme.AddToScheme(s), v1alpha1.AddToScheme(s)); err != nil {
-		t.Fatal(err)
-	}
-	cfg := rest.CopyConfig(server.Config)
-	cfg.WarningHandler = rest.NoWarnings{}
-	cl, err := client.New(cfg, client.Options{Scheme: s})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, mode := range []string{"webhook", "policy"} {
 		if mode == "policy" && !policyInjectorServed(t, server) {
 			return
 		}
-		c := &cluster{APIServer: server, client: cl, injector: map[string]string{"webhook": "", "policy": "policy"}[mode]}
+		c := newCluster(t, server, map[string]string{"webhook": "", "policy": "policy"}[mode])
 		// A namespace for each RedirectPolicy spec, made when first needed.
 		namespaces := map[string]string{}
 		nsFor := func(t *testing.T, spec v1alpha1.RedirectPolicySpec) string {
@@ -86,6 +71,7 @@ func TestMeshBypassesRefused(t *testing.T) {
 			c.install(t, values)
 			var in *injector
 			if mode == "webhook" {
+				var err error
 				if in, err = newInjector(values); err != nil {
 					t.Fatal(err)
 				}
