@@ -325,3 +325,30 @@ func TestMeshBypassesRefusedInProcess(t *testing.T) {
 		}
 	}
 }
+
+// TestMeshInjectorAnnotationsAdmitted: under interception Required (every
+// port), the annotations Istio's injector itself writes on every pod it
+// injects in CNI mode (its status port in excludeInboundPorts, "*" in
+// includeInboundPorts and includeOutboundIPRanges, REDIRECT) are admitted:
+// 15020 is one of the proxy's own ports, never captured. Another port
+// beside it is still refused, and only it is named.
+func TestMeshInjectorAnnotationsAdmitted(t *testing.T) {
+	values := meshPodValues("istio")
+	c := compile(t, chartPolicy(t, values))
+	in, err := newInjector(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	required := redirectPolicy(inNamespace.Name, "required", v1alpha1.RedirectPolicySpec{Interception: v1alpha1.InterceptionRequired})
+	written := []string{"sidecar.istio.io/interceptionMode", "REDIRECT", "traffic.sidecar.istio.io/includeInboundPorts", "*",
+		"traffic.sidecar.istio.io/includeOutboundIPRanges", "*", "traffic.sidecar.istio.io/excludeInboundPorts", "15020"}
+	p := pod("p", annotations(written...), injectedBy(in))
+	if denied := c.denials(t, request{object: p, namespace: inNamespace, params: required}); len(denied) > 0 {
+		t.Errorf("Istio's own annotations: denied %q", denied)
+	}
+	p = pod("p", annotations(append(written, "traffic.sidecar.istio.io/excludeInboundPorts", "15020,8080")...), injectedBy(in))
+	want := "every inbound port is required by RedirectPolicy team/required (interception: Required), so traffic.sidecar.istio.io/excludeInboundPorts cannot list 8080"
+	if denied := c.denials(t, request{object: p, namespace: inNamespace, params: required}); len(denied) == 0 || denied[0] != want {
+		t.Errorf("excluding 8080 too: denied %q, want first %q", denied, want)
+	}
+}

@@ -351,7 +351,10 @@ meshinit.policy.violations: the variable <name>Violations of one list source
 the RedirectPolicy requires. Ports: the required ports an include list
 leaves out or an exclude list lists (as strings); where every port is
 required (interception Required), an include list other than "*" (as
-["*"]) and every entry of an exclude list. CIDRs: for an exclude list, its
+["*"]) and every entry of an exclude list but, inbound, those inside the
+chart's ignored-inbound-ports (the proxy's own ports, never captured anyway:
+a mesh's injector may write them into its exclusion annotation, as Istio's
+writes 15020 into traffic.sidecar.istio.io/excludeInboundPorts). CIDRs: for an exclude list, its
 prefixes outside every allowedOutboundCIDRExclusions entry ("*" when it is
 "*" and they do not cover everything); for an include list (it leaves out
 whatever it does not list), the families (IPv4, IPv6) it narrows that
@@ -367,7 +370,8 @@ RedirectPolicy requires outbound ports (interception Required: all). Empty while
 {{- else if eq .kind "ports" }}
   expression: |-
     !variables.{{ .name }}Readable ? [] : variables.allPorts
-      ? {{ if .include }}(variables.{{ .name }}All ? [] : ['*']){{ else }}(variables.{{ .name }}All ? ['*'] : variables.{{ .name }}Entries.map(e, e[0])){{ end }}
+      ? {{ if .include }}(variables.{{ .name }}All ? [] : ['*']){{ else }}(variables.{{ .name }}All ? ['*'] : variables.{{ .name }}Entries
+        {{- if eq .direction "inbound" }}.filter(e, !variables.ignoredInbound.exists(r, r[0] <= int(e[1]) && int(e[e.size() - 1]) <= r[1])){{ end }}.map(e, e[0])){{ end }}
       : variables.{{ .required }}.filter(p, {{ ternary "!" "" .include }}{{ include "meshinit.policy.inList" (dict "list" .name "port" "p") | nindent 6 | trim }}).map(p, string(p))
 {{- else if .include }}
   expression: |-
