@@ -23,9 +23,12 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/meshinit/meshinit/api/v1alpha1"
+	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/internal/testkit"
 )
 
@@ -106,6 +109,36 @@ func TestMeshBypassesRefused(t *testing.T) {
 						return nil
 					})
 				})
+			}
+		}
+	}
+}
+
+// TestMeshTypeChecking: with each preset, the RedirectPolicy's policy
+// (whose CEL reads the mesh's annotations) passes the API server's type
+// checking, as TestTypeChecking checks the installed one. (In policy mode
+// the policies are as large again and their type checking takes minutes
+// each on the shared test machine: the policy injector's CEL is compiled
+// in-process by TestMeshAnnotationsReadLikeWebhook and runs on a real API
+// server in TestMeshBypassesRefused.)
+func TestMeshTypeChecking(t *testing.T) {
+	checker := apiServer(t).typeChecker(t)
+	for _, mesh := range meshes {
+		for _, mode := range []string{"webhook"} {
+			objs := renderMode(t, map[string]any{"mesh": mesh}, mode)
+			vaps := charts.Find(objs, "ValidatingAdmissionPolicy", "")
+			if len(vaps) == 0 {
+				t.Fatalf("mesh %s, injector %s: no ValidatingAdmissionPolicy", mesh, mode)
+			}
+			for _, o := range vaps {
+				var vap admissionregistrationv1.ValidatingAdmissionPolicy
+				charts.DecodeOne(t, []*unstructured.Unstructured{o}, "ValidatingAdmissionPolicy", o.GetName(), &vap)
+				start := time.Now()
+				warnings := checker.Check(&vap)
+				t.Logf("mesh %s, injector %s, %s: type checked in %v", mesh, mode, vap.Name, time.Since(start))
+				for _, w := range warnings {
+					t.Errorf("mesh %s, injector %s, %s: %s: %s", mesh, mode, vap.Name, w.FieldRef, w.Warning)
+				}
 			}
 		}
 	}
