@@ -123,7 +123,10 @@ func TestMeshBypassesRefused(t *testing.T) {
 // server in TestMeshBypassesRefused.)
 func TestMeshTypeChecking(t *testing.T) {
 	checker := apiServer(t).typeChecker(t)
-	for _, mesh := range meshes {
+	// Each check of the RedirectPolicy's policy takes over a minute here;
+	// these three presets have between them every kind of mesh annotation
+	// (Kuma's are a subset of Istio's).
+	for _, mesh := range []string{"istio", "linkerd", "consul"} {
 		for _, mode := range []string{"webhook"} {
 			objs := renderMode(t, map[string]any{"mesh": mesh}, mode)
 			vaps := charts.Find(objs, "ValidatingAdmissionPolicy", "")
@@ -131,6 +134,9 @@ func TestMeshTypeChecking(t *testing.T) {
 				t.Fatalf("mesh %s, injector %s: no ValidatingAdmissionPolicy", mesh, mode)
 			}
 			for _, o := range vaps {
+				if o.GetName() != policyName {
+					continue
+				}
 				var vap admissionregistrationv1.ValidatingAdmissionPolicy
 				charts.DecodeOne(t, []*unstructured.Unstructured{o}, "ValidatingAdmissionPolicy", o.GetName(), &vap)
 				start := time.Now()
