@@ -51,6 +51,14 @@ var scenarios = []struct {
 			"placement": "last", "privileged": true, "podSecurity": "deny", "redirect": map[string]any{"ipv6": "off"},
 		}}}
 	}},
+	// Mesh presets (charts/meshinit/presets): Istio's with the webhook, and
+	// Linkerd's with the policy injector, its proxy GID overridden.
+	{"mesh-istio", func(*testing.T) map[string]any { return map[string]any{"mesh": "istio"} }},
+	{"mesh-linkerd-policy-injector", func(*testing.T) map[string]any {
+		return map[string]any{"mesh": "linkerd", "injector": "policy", "webhook": map[string]any{"inject": map[string]any{
+			"redirect": map[string]any{"proxy-gid": 2103},
+		}}}
+	}},
 }
 
 func valuesFile(t *testing.T, file string) map[string]any {

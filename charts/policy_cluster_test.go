@@ -168,9 +168,10 @@ func setUpFor(injector string) func(testing.TB, *testkit.APIServer) {
 	}
 }
 
-// setUp creates the tests' namespaces and installs the chart's policy
-// objects (with injector) and the namespace policies.
-func setUp(t testing.TB, server *testkit.APIServer, injector string) *cluster {
+// newCluster is a cluster of server with injector (see cluster), nothing
+// installed: its client knows RedirectPolicies and drops the API server's
+// warnings.
+func newCluster(t testing.TB, server *testkit.APIServer, injector string) *cluster {
 	s := runtime.NewScheme()
 	if err := errors.Join(scheme.AddToScheme(s), v1alpha1.AddToScheme(s)); err != nil {
 		t.Fatal(err)
@@ -181,7 +182,13 @@ func setUp(t testing.TB, server *testkit.APIServer, injector string) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cluster{APIServer: server, client: cl, injector: injector}
+	return &cluster{APIServer: server, client: cl, injector: injector}
+}
+
+// setUp creates the tests' namespaces and installs the chart's policy
+// objects (with injector) and the namespace policies.
+func setUp(t testing.TB, server *testkit.APIServer, injector string) *cluster {
+	c := newCluster(t, server, injector)
 	for _, ns := range clusterNamespaces {
 		c.createNamespace(t, ns)
 	}

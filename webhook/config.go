@@ -95,6 +95,12 @@ type Config struct {
 	// Pod annotations override the settings they name. Default: the
 	// redirector's defaults.
 	Redirect map[string]string `json:"redirect,omitempty"`
+	// Mesh names the chart's mesh preset (values: mesh), for people and
+	// logs; "" without one. The preset's settings are in Redirect already.
+	Mesh string `json:"mesh,omitempty"`
+	// MeshAnnotations are the mesh's own pod annotations the preset reads
+	// (redirect.FromPodAnnotations). Default: none.
+	MeshAnnotations []redirect.MeshAnnotation `json:"meshAnnotations,omitempty"`
 
 	// redirect is Redirect read by Validate (redirect.FromSettings).
 	redirect redirect.Config
@@ -188,6 +194,9 @@ func (c *Config) Validate() error {
 		if lim, ok := c.Resources.Limits[name]; ok && q.Cmp(lim) > 0 {
 			errs = append(errs, fmt.Errorf("resources.requests.%s %s: above its limit %s", name, q.String(), lim.String()))
 		}
+	}
+	if err := redirect.ValidateMeshAnnotations(c.MeshAnnotations); err != nil {
+		errs = append(errs, fmt.Errorf("meshAnnotations: %w", err))
 	}
 	rc, err := redirect.FromSettings(c.Redirect, redirect.Defaults())
 	if err != nil {

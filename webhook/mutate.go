@@ -87,7 +87,7 @@ func mutate(s subject, c *Config) Result {
 	case !d.Inject:
 		return Result{Outcome: OutcomeSkipped, Reason: d.Reason}
 	}
-	rc, err := redirect.FromAnnotations(s.pod.Annotations, c.redirect)
+	rc, err := redirect.FromPodAnnotations(s.pod.Annotations, c.redirect, c.MeshAnnotations)
 	if err != nil {
 		return Result{Outcome: OutcomeDenied, Reason: d.Reason, Stopped: ReasonInvalidAnnotation,
 			Message: "meshinit: pod not injected: " + err.Error()}

@@ -82,7 +82,9 @@ base 10), at most 10 of them after leading zeros (a uint32), 1-65535.
 {{- /*
 meshinit.inject.settings: the settings table with, for each setting, its
 variables' prefix (var), the chart's value (value) and redirect.Defaults'
-(default), as JSON.
+(default), and, with a mesh preset, the mesh's annotation read as it (mesh,
+else "") and the variables' prefix of that annotation read alone (meshVar),
+as JSON.
 */ -}}
 {{- define "meshinit.inject.settings" -}}
 {{- $values := dict -}}
@@ -90,8 +92,11 @@ variables' prefix (var), the chart's value (value) and redirect.Defaults'
 {{- $defaults := dict -}}
 {{- range splitList "\n" (include "meshinit.redirect.defaults" .) }}{{ $kv := splitn "=" 2 . }}{{ $_ := set $defaults $kv._0 $kv._1 }}{{ end -}}
 {{- $out := list -}}
+{{- $root := . -}}
 {{- range include "meshinit.redirect.table" . | fromJsonArray -}}
-{{- $out = append $out (merge (dict "var" (include "meshinit.inject.var" .key) "value" (get $values .key) "default" (get $defaults .key)) .) -}}
+{{- $mesh := include "meshinit.mesh.annotationOf" (dict "key" .key "root" $root) -}}
+{{- $out = append $out (merge (dict "var" (include "meshinit.inject.var" .key) "value" (get $values .key) "default" (get $defaults .key)
+  "mesh" $mesh "meshVar" (ternary (printf "%sMesh" (include "meshinit.inject.var" .key)) "" (ne $mesh ""))) .) -}}
 {{- end -}}
 {{- toJson $out -}}
 {{- end -}}
@@ -145,10 +150,14 @@ policies cost.
 - name: {{ .var }}Arg
   expression: {{ .value | toJson | toJson }}
 {{- else }}
+{{- if .mesh }}
+{{- include "meshinit.inject.meshVariables" . }}
+{{- else }}
 - name: {{ .var }}Set
   expression: {{ printf "'%s' in variables.annotations" .annotation | toJson }}
 - name: {{ .var }}Raw
   expression: {{ printf "variables.annotations[?'%s'].orValue(%s)" .annotation (.value | toJson) | toJson }}
+{{- end }}
 {{- if has .kind (list "ports" "cidrs" "ids" "names") }}
 - name: {{ .var }}Limit
   expression: |-
@@ -225,7 +234,8 @@ policies cost.
 {{- if or (eq .kind "ports") (eq .kind "cidrs") }}
 - name: {{ .var }}Error
   expression: |-
-    {{ if $fixed }}!{{ $v }}Set ? '' : ({{ end }}{{ $v }}Limit != '' ? {{ $v }}Limit : {{ $v }}EntryErrors.size() > 0 ? {{ $v }}EntryErrors[0] : ''{{ $fi }}
+    {{ if $fixed }}!{{ $v }}Set ? '' : ({{ end }}{{ $v }}Limit != '' ? {{ $v }}Limit : {{ $v }}EntryErrors.size() > 0 ? {{ $v }}EntryErrors[0]
+      {{- if .noAll }} : {{ $v }}All ? '"*" is not allowed in an exclude list; list them'{{ end }} : ''{{ $fi }}
 {{- else if has .kind (list "ids" "names") }}
 - name: {{ .var }}Error
   expression: |-
@@ -355,6 +365,13 @@ meshinit.inject.variables: every variable of the three policies.
         : variables.namespaceInjection != 'disabled' && variables.podLabel == 'true')
 # The settings (redirect.FromAnnotations over webhook.inject.redirect).
 {{- range $settings }}
+{{- if .mesh }}
+{{- $alone := ternary (ternary "*" "" (hasPrefix "include-" .key)) .value (has .kind (list "ports" "cidrs" "ids" "names")) }}
+{{- include "meshinit.inject.settingVariables" (dict "key" .key "kind" .kind "values" .values "var" .meshVar "annotation" .mesh
+    "value" $alone "default" $alone "noAll" (hasPrefix "exclude-" .key)) }}
+- name: {{ .meshVar }}Use
+  expression: {{ printf "variables.%sSet && variables.%sError == ''" .meshVar .meshVar | toJson }}
+{{- end }}
 {{- include "meshinit.inject.settingVariables" . }}
 {{- end }}
 {{- $incl := include "meshinit.inject.setting" (dict "key" "include-inbound-ports" "root" .) | fromJson }}
@@ -392,8 +409,20 @@ meshinit.inject.variables: every variable of the three policies.
 - name: readErrors
   expression: |-
     [
+{{- range include "meshinit.mesh.annotations" . | fromJsonArray }}
+{{- if not .setting }}
+      {{ printf "'%s' in variables.annotations && !(variables.annotations['%s'] in %s)" .annotation .annotation (.values | toJson) }}
+        ? {{ printf "invalid annotation %s " .annotation | squote }} + {{ include "meshinit.inject.quote" (printf "variables.annotations['%s']" .annotation) }} + {{ printf ": must be %s (meshinit implements no other)" (join " or " .values) | squote }} : '',
+{{- end }}
+{{- end }}
 {{- range $settings }}
-{{- if .annotation }}
+{{- if .mesh }}
+      variables.{{ .meshVar }}Error == '' ? '' : {{ printf "invalid annotation %s " .mesh | squote }} + {{ include "meshinit.inject.quote" (printf "variables.%sRaw" .meshVar) }} + ': ' + variables.{{ .meshVar }}Error,
+{{- if not (has .kind (list "ports" "cidrs" "ids" "names")) }}
+      variables.{{ .var }}OwnSet && variables.{{ .meshVar }}Use ? {{ printf "invalid annotations %s and %s " .annotation .mesh | squote }} + {{ include "meshinit.inject.quote" (printf "variables.annotations['%s']" .annotation) }} + {{ printf ": both set %s; set one of them" .key | squote }} : '',
+{{- end }}
+      variables.{{ .var }}Error == '' ? '' : 'invalid ' + variables.{{ .var }}Name + ' ' + {{ include "meshinit.inject.quote" (printf "variables.%sShown" .var) }} + ': ' + variables.{{ .var }}Error,
+{{- else if .annotation }}
       variables.{{ .var }}Error == '' ? '' : 'invalid ' + (variables.{{ .var }}Set ? {{ printf "annotation %s" .annotation | toJson }} : {{ printf "webhook.inject.redirect.%s" .key | toJson }})
         + ' ' + {{ include "meshinit.inject.quote" (printf "variables.%sRaw" .var) }} + ': ' + variables.{{ .var }}Error,
 {{- end }}
@@ -609,10 +638,66 @@ them, which is the review itself).
 {{- define "meshinit.inject.unsettled" -}}
 {{- $args := list "apply" -}}
 {{- range include "meshinit.redirect.settings" . | fromJsonArray }}{{ $args = append $args (printf "--%s=%s" (index . 0) (index . 1)) }}{{ end -}}
-{{- $at := ternary "0" "object.spec.initContainers.size() - 1" (eq .Values.webhook.inject.placement "first") -}}
+{{- $at := ternary "0" "object.spec.initContainers.size() - 1" (eq (include "meshinit.placement" .) "first") -}}
 !(object.spec.?initContainers.orValue([]).size() > 0
-  && !object.metadata.?annotations.orValue({}).exists(k, k.startsWith('traffic.meshinit.io/'))
+  && !object.metadata.?annotations.orValue({}).exists(k, k.startsWith('traffic.meshinit.io/')
+    {{- range include "meshinit.mesh.annotations" . | fromJsonArray }} || k == {{ .annotation | squote }}{{ end }})
   && object.metadata.?annotations[?'meshinit.io/status'].orValue('') == {{ include "meshinit.inject.status" . | squote }}
   && object.spec.?volumes.orValue([]).exists(v, {{ include "meshinit.inject.tokenVolumeCanonical" "v" }})
   && [object.spec.initContainers[{{ $at }}]].all(c, {{ include "meshinit.inject.canonical" (dict "c" "c" "args" ($args | toJson) "root" .) }}))
+{{- end -}}
+
+{{- /*
+meshinit.inject.meshVariables: for a setting the mesh preset reads from the
+mesh's annotation too (an entry of meshinit.inject.settings with mesh), the
+variables redirect.FromPodAnnotations reads it with, in place of Set and
+Raw (its variables <meshVar>* read the mesh's annotation alone; <meshVar>Use
+when it is set and can be read):
+  <var>OwnSet  meshinit's own annotation is set
+  <var>Set     either is used
+  <var>Raw     the value: exclude lists add the mesh's to meshinit's (or the
+               chart's); include lists take the mesh's, both when both are
+               set ("*" when either is); ports and IDs the mesh's unless
+               meshinit's is set (both set is refused in readErrors)
+  <var>Name, <var>Shown  how messages name the value, and what they quote
+*/ -}}
+{{- define "meshinit.inject.meshVariables" -}}
+{{- $own := printf "variables.annotations[?'%s'].orValue(%s)" .annotation (.value | toJson) -}}
+{{- $ownSet := printf "variables.%sOwnSet" .var -}}
+{{- $use := printf "variables.%sUse" .meshVar -}}
+{{- $m := printf "variables.%sRaw" .meshVar -}}
+{{- $ownName := ternary (printf "annotation %s" .annotation) (printf "webhook.inject.redirect.%s" .key) true -}}
+{{- $both := printf "annotations %s and %s" .annotation .mesh -}}
+{{- $list := has .kind (list "ports" "cidrs" "ids" "names") }}
+- name: {{ .var }}OwnSet
+  expression: {{ printf "'%s' in variables.annotations" .annotation | toJson }}
+- name: {{ .var }}Set
+  expression: {{ printf "%s || %s" $ownSet $use | toJson }}
+- name: {{ .var }}Own
+  expression: {{ $own | toJson }}
+- name: {{ .var }}Raw
+  expression: |-
+{{- if and $list (hasPrefix "exclude-" .key) }}
+    !{{ $use }} ? variables.{{ .var }}Own : variables.{{ .var }}Own == '' ? {{ $m }} : {{ $m }} == '' ? variables.{{ .var }}Own : variables.{{ .var }}Own + ',' + {{ $m }}
+{{- else if $list }}
+    !{{ $use }} ? variables.{{ .var }}Own : !{{ $ownSet }} ? {{ $m }}
+      : variables.{{ .var }}Own.trim() == '*' || {{ $m }}.trim() == '*' ? '*'
+      : variables.{{ .var }}Own == '' ? {{ $m }} : {{ $m }} == '' ? variables.{{ .var }}Own : variables.{{ .var }}Own + ',' + {{ $m }}
+{{- else }}
+    !{{ $use }} || {{ $ownSet }} ? variables.{{ .var }}Own : {{ $m }}
+{{- end }}
+- name: {{ .var }}Name
+  expression: |-
+{{- if $list }}
+    {{ $use }} ? ({{ $ownSet }} ? {{ $both | squote }} : {{ printf "annotation %s" .mesh | squote }}) : {{ $ownSet }} ? {{ $ownName | squote }} : {{ printf "webhook.inject.redirect.%s" .key | squote }}
+{{- else }}
+    {{ $use }} && !{{ $ownSet }} ? {{ printf "annotation %s" .mesh | squote }} : {{ $ownSet }} ? {{ $ownName | squote }} : {{ printf "webhook.inject.redirect.%s" .key | squote }}
+{{- end }}
+- name: {{ .var }}Shown
+  expression: |-
+{{- if and $list (hasPrefix "exclude-" .key) }}
+    {{ $use }} && !{{ $ownSet }} ? {{ $m }} : variables.{{ .var }}Raw
+{{- else }}
+    variables.{{ .var }}Raw
+{{- end }}
 {{- end -}}

@@ -108,7 +108,7 @@ each entry once, with ranges first-last of first below last, which the
 schema cannot say, so it is checked here.
 */ -}}
 {{- define "meshinit.redirect.settings" -}}
-{{- $set := .Values.webhook.inject.redirect -}}
+{{- $set := merge (dict) .Values.webhook.inject.redirect ((include "meshinit.mesh.preset" . | fromJson).redirect | default dict) -}}
 {{- $canonical := include "meshinit.redirect.canonicalLists" . | splitList "\n" -}}
 {{- $out := list -}}
 {{- range splitList "\n" (include "meshinit.redirect.defaults" .) -}}

@@ -25,12 +25,16 @@ app.kubernetes.io/component: webhook
 image: {{ include "meshinit.redirect.image" $ | quote }}
 imagePullPolicy: {{ .imagePullPolicy }}
 privileged: {{ .privileged }}
-placement: {{ .placement }}
+placement: {{ include "meshinit.placement" $ }}
 podSecurity: {{ .podSecurity }}
 resources: {{ .resources | toJson }}
 redirect:
 {{- range include "meshinit.redirect.settings" $ | fromJsonArray }}
   {{ index . 0 }}: {{ index . 1 | quote }}
+{{- end }}
+{{- with $.Values.mesh }}
+mesh: {{ . }}
+meshAnnotations: {{ include "meshinit.mesh.annotations" $ }}
 {{- end }}
 {{- end }}
 {{- end -}}

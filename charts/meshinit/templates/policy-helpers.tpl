@@ -69,6 +69,13 @@ argument's "--<key>=" before the value).
 {{- $raw := printf "variables.annotations[?'%s'].orValue('%s')" $annotation (get $defaults $l.key) -}}
 {{- $out = append $out (merge (dict "name" $l.name "field" $annotation "raw" $raw "skip" 0) $l) -}}
 {{- end -}}
+{{- /* The mesh preset's annotation read as the list, on its own (redirect.FromPodAnnotations adds exclusions up). */ -}}
+{{- range $l := $lists -}}
+{{- with include "meshinit.mesh.annotationOf" (dict "key" $l.key "root" $) -}}
+{{- $raw := printf "variables.annotations[?'%s'].orValue('%s')" . (get $defaults $l.key) -}}
+{{- $out = append $out (merge (dict "name" (printf "mesh%s" (title $l.name)) "field" . "raw" $raw "skip" 0) $l) -}}
+{{- end -}}
+{{- end -}}
 {{- range $l := $lists -}}
 {{- $prefix := printf "--%s=" $l.key -}}
 {{- $i := 0 -}}
@@ -114,7 +121,7 @@ helm test's proxy when tests are enabled.
 */ -}}
 {{- define "meshinit.policy.proxyContainers" -}}
 {{- $out := list -}}
-{{- range .Values.policy.proxyContainers }}{{ $out = append $out (list .name .image) }}{{ end -}}
+{{- range include "meshinit.policy.proxyContainerEntries" . | fromJsonArray }}{{ $out = append $out (list .name .image) }}{{ end -}}
 {{- if .Values.tests.enabled -}}
 {{- $out = append $out (list "proxy" (include "meshinit.image" (dict "image" .Values.tests.image.proxy "root" .))) -}}
 {{- end -}}
@@ -150,7 +157,7 @@ recognise the same container.
   expression: |-
     {{ until (include "meshinit.policy.chartArgs" . | fromJsonArray | len) | toJson }}
 - name: redirectFirst
-  expression: {{ eq .Values.webhook.inject.placement "first" | quote }}
+  expression: {{ eq (include "meshinit.placement" .) "first" | quote }}
 - name: initContainers
   expression: "variables.pod.spec.?initContainers.orValue([])"
 - name: redirectContainers
@@ -344,7 +351,10 @@ meshinit.policy.violations: the variable <name>Violations of one list source
 the RedirectPolicy requires. Ports: the required ports an include list
 leaves out or an exclude list lists (as strings); where every port is
 required (interception Required), an include list other than "*" (as
-["*"]) and every entry of an exclude list. CIDRs: for an exclude list, its
+["*"]) and every entry of an exclude list but, inbound, those inside the
+chart's ignored-inbound-ports (the proxy's own ports, never captured anyway:
+a mesh's injector may write them into its exclusion annotation, as Istio's
+writes 15020 into traffic.sidecar.istio.io/excludeInboundPorts). CIDRs: for an exclude list, its
 prefixes outside every allowedOutboundCIDRExclusions entry ("*" when it is
 "*" and they do not cover everything); for an include list (it leaves out
 whatever it does not list), the families (IPv4, IPv6) it narrows that
@@ -360,7 +370,8 @@ RedirectPolicy requires outbound ports (interception Required: all). Empty while
 {{- else if eq .kind "ports" }}
   expression: |-
     !variables.{{ .name }}Readable ? [] : variables.allPorts
-      ? {{ if .include }}(variables.{{ .name }}All ? [] : ['*']){{ else }}(variables.{{ .name }}All ? ['*'] : variables.{{ .name }}Entries.map(e, e[0])){{ end }}
+      ? {{ if .include }}(variables.{{ .name }}All ? [] : ['*']){{ else }}(variables.{{ .name }}All ? ['*'] : variables.{{ .name }}Entries
+        {{- if eq .direction "inbound" }}.filter(e, !variables.ignoredInbound.exists(r, r[0] <= int(e[1]) && int(e[e.size() - 1]) <= r[1])){{ end }}.map(e, e[0])){{ end }}
       : variables.{{ .required }}.filter(p, {{ ternary "!" "" .include }}{{ include "meshinit.policy.inList" (dict "list" .name "port" "p") | nindent 6 | trim }}).map(p, string(p))
 {{- else if .include }}
   expression: |-
@@ -491,7 +502,8 @@ position of --<key>= in meshinit.policy.chartArgs).
 {{- $prefix := printf "--%s=" (index . 0) -}}
 {{- $i := 0 -}}
 {{- range $j, $a := $args }}{{ if eq $a $prefix }}{{ $i = $j }}{{ end }}{{ end -}}
-{{- $out = append $out (dict "key" (index . 0) "name" (index . 1) "kind" (index . 2) "arg" $i "skip" (len $prefix)) -}}
+{{- $out = append $out (dict "key" (index . 0) "name" (index . 1) "kind" (index . 2) "arg" $i "skip" (len $prefix)
+  "mesh" (include "meshinit.mesh.annotationOf" (dict "key" (index . 0) "root" $))) -}}
 {{- end -}}
 {{- toJson $out -}}
 {{- end -}}
@@ -525,8 +537,12 @@ and Arg, which the inbound ports never captured read).
 */ -}}
 {{- define "meshinit.policy.scalarVariables" -}}
 {{- $annotation := printf "variables.annotations['traffic.meshinit.io/%s']" .key -}}
+{{- if .mesh }}
+{{- /* meshinit's own annotation, else the mesh's (both set: the injector refuses the pod) */}}
+{{- $annotation = printf "variables.annotations[?'traffic.meshinit.io/%s'].orValue(variables.annotations[?'%s'].orValue(''))" .key .mesh }}
+{{- end -}}
 - name: {{ .name }}Annotated
-  expression: "'traffic.meshinit.io/{{ .key }}' in variables.annotations"
+  expression: "'traffic.meshinit.io/{{ .key }}' in variables.annotations{{ with .mesh }} || '{{ . }}' in variables.annotations{{ end }}"
 - name: {{ .name }}Annotation
   expression: "variables.{{ .name }}Annotated ? {{ include "meshinit.policy.scalarValue" (dict "s" $annotation "kind" .kind) }} : variables.{{ .name }}"
 - name: {{ .name }}Arg
@@ -560,4 +576,14 @@ chart sets them) as a CEL list of [first, last].
 {{- end -}}
 {{- end -}}
 {{- toJson $out -}}
+{{- end -}}
+
+{{- /*
+meshinit.policy.annotationNames: the annotations that set the setting whose
+key is given, for messages: "traffic.meshinit.io/<key>", and "or <the mesh's
+annotation>" with a mesh preset that reads one as it. Argument:
+(dict "key" <key> "root" $).
+*/ -}}
+{{- define "meshinit.policy.annotationNames" -}}
+traffic.meshinit.io/{{ .key }}{{ with include "meshinit.mesh.annotationOf" . }} or {{ . }}{{ end }}
 {{- end -}}

@@ -28,7 +28,7 @@ namespace), as a CEL literal (celLiteral), one map per entry:
 */ -}}
 {{- define "meshinit.policy.trustedEntries" -}}
 {{- $out := list -}}
-{{- $entries := .Values.policy.proxyContainers -}}
+{{- $entries := include "meshinit.policy.proxyContainerEntries" . | fromJsonArray -}}
 {{- if .Values.tests.enabled -}}
 {{- $port := include "meshinit.redirect.setting" (dict "key" "outbound-proxy-port" "root" .) -}}
 {{- $test := dict "name" "proxy" "image" (include "meshinit.image" (dict "image" .Values.tests.image.proxy "root" .)) "args" (list "-name" "proxy" "-listen" (printf ":%v" $port)) "namespaces" (list (printf "%s-test" (include "meshinit.fullname" .))) -}}

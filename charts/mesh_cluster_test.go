@@ -1,0 +1,151 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package charts_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/meshinit/meshinit/api/v1alpha1"
+	"github.com/meshinit/meshinit/charts"
+	"github.com/meshinit/meshinit/internal/testkit"
+)
+
+// TestMeshBypassesRefused: on a real API server, for each preset and in
+// both injector modes (webhook: pods injected by the webhook in-process;
+// policy: injected by the chart's MutatingAdmissionPolicy), a pod that
+// takes a required port, destination or identity around the proxy through
+// its mesh's own annotation is refused by the RedirectPolicy's policy with
+// a message naming that annotation, and the same pod is admitted where the
+// RedirectPolicy does not require what it takes around the proxy (the
+// bypass table: meshBypasses). Each RedirectPolicy lives in a namespace of
+// its own.
+func TestMeshBypassesRefused(t *testing.T) {
+	server := testkit.StartAPIServer(t, testkit.Options{})
+	for _, mode := range []string{"webhook", "policy"} {
+		if mode == "policy" && !policyInjectorServed(t, server) {
+			return
+		}
+		c := newCluster(t, server, map[string]string{"webhook": "", "policy": "policy"}[mode])
+		// A namespace for each RedirectPolicy spec, made when first needed.
+		namespaces := map[string]string{}
+		nsFor := func(t *testing.T, spec v1alpha1.RedirectPolicySpec) string {
+			key, _ := json.Marshal(spec)
+			if ns, ok := namespaces[string(key)]; ok {
+				return ns
+			}
+			ns := fmt.Sprintf("mesh-%s-%d", mode, len(namespaces))
+			c.createNamespace(t, namespace(ns, namespaceLabel, "enabled"))
+			c.applyPolicy(t, ns, "mesh", spec)
+			// Every spec requires something: an opted-in pod on the node's
+			// network is refused once the RedirectPolicy is in effect.
+			testkit.Eventually(t, 30*time.Second, "RedirectPolicy in "+ns, func() error {
+				if got, err := verdictOf(c.createDryRun(ns, pod("probe", func(p *corev1.Pod) { p.Spec.HostNetwork = true }))); err != nil || got.binding == "" {
+					return fmt.Errorf("probe admitted: %+v %v", got, err)
+				}
+				return nil
+			})
+			namespaces[string(key)] = ns
+			return ns
+		}
+		for _, mesh := range meshes {
+			values := meshPodValues(mesh)
+			c.install(t, values)
+			var in *injector
+			if mode == "webhook" {
+				var err error
+				if in, err = newInjector(values); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, b := range meshBypasses(t, mesh) {
+				t.Run(mode+"/"+mesh+"/"+b.annotation, func(t *testing.T) {
+					p := pod("p", annotations(b.annotation, b.value))
+					if in != nil {
+						injectedBy(in)(p)
+					}
+					requires, allows := nsFor(t, b.requires), nsFor(t, b.allows)
+					// Eventually: the chart's objects for this mesh replace
+					// the previous mesh's as the API server's informers see them.
+					testkit.Eventually(t, 30*time.Second, "refused naming "+b.annotation, func() error {
+						got, err := verdictOf(c.createDryRun(requires, p.DeepCopy()))
+						if err != nil {
+							return err
+						}
+						if got.binding == "" || !strings.Contains(got.message, b.annotation) {
+							return fmt.Errorf("%s=%s in %s: %+v, want a refusal naming %s", b.annotation, b.value, requires, got, b.annotation)
+						}
+						return nil
+					})
+					testkit.Eventually(t, 30*time.Second, "admitted", func() error {
+						got, err := verdictOf(c.createDryRun(allows, p.DeepCopy()))
+						if err != nil {
+							return err
+						}
+						if got.binding != "" {
+							return fmt.Errorf("%s=%s in %s: %+v, want admitted", b.annotation, b.value, allows, got)
+						}
+						return nil
+					})
+				})
+			}
+		}
+	}
+}
+
+// TestMeshTypeChecking: with each preset, the RedirectPolicy's policy
+// (whose CEL reads the mesh's annotations) passes the API server's type
+// checking, as TestTypeChecking checks the installed one. (In policy mode
+// the policies are as large again and their type checking takes minutes
+// each on the shared test machine: the policy injector's CEL is compiled
+// in-process by TestMeshAnnotationsReadLikeWebhook and runs on a real API
+// server in TestMeshBypassesRefused.)
+func TestMeshTypeChecking(t *testing.T) {
+	checker := apiServer(t).typeChecker(t)
+	// Each check of the RedirectPolicy's policy takes over a minute here;
+	// these three presets have between them every kind of mesh annotation
+	// (Kuma's are a subset of Istio's).
+	for _, mesh := range []string{"istio", "linkerd", "consul"} {
+		for _, mode := range []string{"webhook"} {
+			objs := renderMode(t, map[string]any{"mesh": mesh}, mode)
+			vaps := charts.Find(objs, "ValidatingAdmissionPolicy", "")
+			if len(vaps) == 0 {
+				t.Fatalf("mesh %s, injector %s: no ValidatingAdmissionPolicy", mesh, mode)
+			}
+			for _, o := range vaps {
+				if o.GetName() != policyName {
+					continue
+				}
+				var vap admissionregistrationv1.ValidatingAdmissionPolicy
+				charts.DecodeOne(t, []*unstructured.Unstructured{o}, "ValidatingAdmissionPolicy", o.GetName(), &vap)
+				start := time.Now()
+				warnings := checker.Check(&vap)
+				t.Logf("mesh %s, injector %s, %s: type checked in %v", mesh, mode, vap.Name, time.Since(start))
+				for _, w := range warnings {
+					t.Errorf("mesh %s, injector %s, %s: %s: %s", mesh, mode, vap.Name, w.FieldRef, w.Warning)
+				}
+			}
+		}
+	}
+}
