@@ -68,6 +68,11 @@ const (
 // fixAdd is the fix for a capability added that the policy does not allow.
 func fixAdd(name string) string { return "not add capability " + name + " (only " + addables + ")" }
 
+// fixKillTargeting is the fix for an ephemeral container that targets
+// another and adds KILL: it shares that container's processes (the
+// proxy's, say), whatever the pod's shareProcessNamespace says.
+const fixKillTargeting = "not add capability KILL (it targets a container, so it shares that container processes: it could stop the proxy and take its port)"
+
 // msgMust is the message of RedirectPolicy policy (requiring requires) for
 // container name, which must make the fixes; others more containers must
 // change too.

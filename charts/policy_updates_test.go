@@ -75,8 +75,15 @@ func testContainerUpdates(t *testing.T, c *cluster) {
 			debug(with(func(sc *corev1.SecurityContext) { sc.Capabilities.Add = []corev1.Capability{"NET_ADMIN"} }), ""), refused("debug", fixAdd("NET_ADMIN"))},
 		{"an ephemeral container in the proxy's process namespace, keeping its capabilities", "ephemeralcontainers", debug(nil, "envoy"),
 			refused("debug", fixAPE, fixDrop)},
+		{"an ephemeral container in the proxy's process namespace adding KILL", "ephemeralcontainers",
+			debug(with(func(sc *corev1.SecurityContext) { sc.Capabilities.Add = []corev1.Capability{"KILL"} }), "envoy"), refused("debug", fixKillTargeting)},
 		{"an app's new image", "", func(p *corev1.Pod) { p.Spec.Containers[0].Image = "app:v2" }, verdict{}},
 		{"a hardened ephemeral container in the proxy's process namespace", "ephemeralcontainers", debug(hardened(), "envoy"), verdict{}},
+		// Admitted ephemeral containers stay: this one needs a name of its own.
+		{"an ephemeral container adding KILL, in a process namespace of its own", "ephemeralcontainers", func(p *corev1.Pod) {
+			debug(with(func(sc *corev1.SecurityContext) { sc.Capabilities.Add = []corev1.Capability{"KILL"} }), "")(p)
+			p.Spec.EphemeralContainers[len(p.Spec.EphemeralContainers)-1].Name = "debug-kill"
+		}, verdict{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got corev1.Pod

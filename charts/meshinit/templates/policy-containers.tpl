@@ -76,7 +76,9 @@ containers, the capabilities that reach netfilter or raw packets
 (variables.netCapabilities) are refused; a container that is not trusted,
 where a port is required, must drop ALL (the runtime's default set is not
 visible here, and containerd's includes NET_RAW, SETUID and SETGID) and add
-back only variables.addableCapabilities. Lists longer than any real one are
+back only variables.addableCapabilities, and an ephemeral container that
+targets another (so shares its processes, whatever shareProcessNamespace
+says) not KILL either. Lists longer than any real one are
 refused first, so the work per container is bounded.
 */ -}}
 {{- define "meshinit.policy.capabilityProblems" -}}
@@ -88,7 +90,10 @@ refused first, so the work per container is bounded.
     : {{ .strict }}
       ? ('ALL' in {{ .c }}.?securityContext.?capabilities.?drop.orValue([]) ? [] : ['drop every capability (securityContext.capabilities.drop: [ALL])'])
         + {{ .c }}.?securityContext.?capabilities.?add.orValue([]).map(n, n.upperAscii()).map(n, n.startsWith('CAP_') ? n.substring(4) : n)
-          .filter(n, !(n in variables.addableCapabilities)).map(n, 'not add capability ' + n + ' (only ' + variables.addableCapabilities.join(', ') + ')')
+          .filter(n, !(n in variables.addableCapabilities) || (n == 'KILL' && {{ .c }}.?targetContainerName.orValue('') != ''))
+          .map(n, n in variables.addableCapabilities
+            ? 'not add capability KILL (it targets a container, so it shares that container processes: it could stop the proxy and take its port)'
+            : 'not add capability ' + n + ' (only ' + variables.addableCapabilities.join(', ') + ')')
       : {{ .c }}.?securityContext.?capabilities.?add.orValue([]).map(n, n.upperAscii()).map(n, n.startsWith('CAP_') ? n.substring(4) : n)
           .filter(n, n in variables.netCapabilities).map(n, 'not add capability ' + n + ' (it reaches the redirect rules or raw packets)'))
 {{- end -}}
