@@ -27,7 +27,7 @@ import (
 )
 
 // TestBuildPlugin builds kubectl-meshinit as `make plugin` does and checks
-// that it is static and that `kubectl meshinit version` prints the version
+// that it is static and that `kubectl meshinit version --client` prints the version
 // BuildPlugin sets with -ldflags -X.
 func TestBuildPlugin(t *testing.T) {
 	if testing.Short() {
@@ -37,7 +37,7 @@ func TestBuildPlugin(t *testing.T) {
 	if err := BuildPlugin(context.Background(), "", runtime.GOOS, runtime.GOARCH, testVersion, bin); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(bin, "version").CombinedOutput()
+	out, err := exec.Command(bin, "version", "--client").CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != testVersion {
 		t.Errorf("kubectl-meshinit version: %q, %v; want %q", out, err, testVersion)
 	}

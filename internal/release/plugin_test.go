@@ -85,7 +85,7 @@ func TestPluginRelease(t *testing.T) {
 		}
 	}
 	if p, ok := files["kubectl-meshinit"]; ok {
-		v, err := exec.Command(p, "version").CombinedOutput()
+		v, err := exec.Command(p, "version", "--client").CombinedOutput()
 		if err != nil || !strings.Contains(string(v), version) {
 			t.Errorf("kubectl-meshinit version: %q, %v; want %s", v, err, version)
 		}
