@@ -136,16 +136,14 @@ func joined(ca, serving *corev1.Secret) map[string][]byte {
 }
 
 // legacy returns the certificates of a release from before the two
-// Secrets, when the two hold none (data) and LegacySecretName holds some;
-// else nil.
+// Secrets, when LegacySecretName holds some and the two hold nothing else:
+// nothing yet, or part of the same certificates, written by a replica that
+// is moving them (it stores the CA Secret first: another replica that reads
+// between its two writes finishes the move, rather than issue a serving
+// certificate of its own under the moved CA); else nil.
 func (m *selfManaged) legacy(ctx context.Context, data map[string][]byte) (map[string][]byte, error) {
 	if m.opts.LegacySecretName == "" || m.legacyGone {
 		return nil, nil
-	}
-	for _, v := range data {
-		if len(v) > 0 {
-			return nil, nil
-		}
 	}
 	var old corev1.Secret
 	err := m.client.Get(ctx, client.ObjectKey{Namespace: m.opts.ServiceNamespace, Name: m.opts.LegacySecretName}, &old)
@@ -156,12 +154,18 @@ func (m *selfManaged) legacy(ctx context.Context, data map[string][]byte) (map[s
 	case err != nil:
 		return nil, fmt.Errorf("reading secret %s/%s of the previous layout: %w", m.opts.ServiceNamespace, m.opts.LegacySecretName, err)
 	}
+	moved := joined(&corev1.Secret{Data: old.Data}, &corev1.Secret{Data: old.Data})
+	for k, v := range data {
+		if len(v) > 0 && !bytes.Equal(v, moved[k]) {
+			return nil, nil // the two hold certificates of their own
+		}
+	}
 	s := parseStored(old.Data)
 	if s.signerErr != nil || s.servingErr != nil {
 		m.opts.Log.Info("not moving the certificates of the previous layout: unusable", "secret", m.opts.LegacySecretName, "ca", errString(s.signerErr), "serving", errString(s.servingErr))
 		return nil, nil
 	}
-	return joined(&corev1.Secret{Data: old.Data}, &corev1.Secret{Data: old.Data}), nil
+	return moved, nil
 }
 
 // deleteLegacy deletes the Secret of the previous layout once its
