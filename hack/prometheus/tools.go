@@ -1,3 +1,5 @@
+//go:build tools
+
 /*
 Copyright The meshinit Authors.
 
@@ -13,8 +15,6 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
-
-//go:build tools
 
 // Package tools keeps the Prometheus Operator's API module in go.mod:
 // build.sh generates its CRDs from this version of the types.
