@@ -46,7 +46,7 @@ MATRIX_PACKAGES := ./charts/ ./webhook/ ./certs/
 # its own HTTPS server, not the API server.
 MATRIX_SKIP := ^TestReplicaUnder
 
-.PHONY: test test-matrix test-e2e test-release test-timings demo demo-down demo-netns deps lint fuzz images plugin release bench-redirect bench-webhook bench-e2e bench-injection
+.PHONY: test test-matrix test-e2e test-release test-timings demo demo-down demo-netns deps lint fuzz images plugin release bench-redirect bench-webhook bench-e2e bench-injection bench-policies
 
 # Test tiers (docs/development.md says what each runs, how long it takes and
 # how that was measured). Each is a list of stages that hack/stages.sh runs
@@ -239,6 +239,10 @@ BENCH_NICE ?= nice -n -15
 bench-webhook:
 	$(GO) build -o _output/bench/bench-webhook ./hack/bench/webhook
 	$(BENCH_NICE) _output/bench/bench-webhook
+
+## bench-policies: where the API server's CPU goes when it evaluates meshinit's ValidatingAdmissionPolicies (compiled and evaluated in-process as the API server does) on make bench-injection's pod: each policy against a floor (one literal validation) in the same run, then the RedirectPolicy's variables on an injected pod by their own CPU time. No cluster needed.
+bench-policies:
+	$(BENCH_NICE) $(GO) test -count=1 -run '^$$' -bench BenchmarkPolicies -benchtime 1x -timeout 40m ./charts/
 
 # Architectures `make images` builds: every image is a linux/amd64+linux/arm64 index.
 ARCHS ?= amd64,arm64

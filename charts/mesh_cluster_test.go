@@ -139,7 +139,7 @@ func TestMeshTypeChecking(t *testing.T) {
 			var vap admissionregistrationv1.ValidatingAdmissionPolicy
 			charts.DecodeOne(t, []*unstructured.Unstructured{o}, "ValidatingAdmissionPolicy", o.GetName(), &vap)
 			start := time.Now()
-			warnings := checkTypes(checker, &vap)
+			warnings := testkit.CheckTypes(checker, &vap)
 			t.Logf("mesh %q, injector %s, %s: type checked in %v", tc.mesh, tc.mode, vap.Name, time.Since(start))
 			for _, w := range warnings {
 				t.Errorf("mesh %q, injector %s, %s: %s: %s", tc.mesh, tc.mode, vap.Name, w.FieldRef, w.Warning)

@@ -45,7 +45,7 @@ func chartPolicyObjects(t testing.TB, values map[string]any) []*unstructured.Uns
 }
 
 // chartPolicy is the chart's ValidatingAdmissionPolicy, rendered with values.
-func chartPolicy(t *testing.T, values map[string]any) *admissionregistrationv1.ValidatingAdmissionPolicy {
+func chartPolicy(t testing.TB, values map[string]any) *admissionregistrationv1.ValidatingAdmissionPolicy {
 	t.Helper()
 	var vap admissionregistrationv1.ValidatingAdmissionPolicy
 	charts.DecodeOne(t, chartPolicyObjects(t, values), "ValidatingAdmissionPolicy", policyName, &vap)

@@ -55,7 +55,7 @@ var (
 	messageVars = plugincel.OptionalVariableDeclarations{HasParams: true}
 )
 
-func compile(t *testing.T, vap *admissionregistrationv1.ValidatingAdmissionPolicy) *compiled {
+func compile(t testing.TB, vap *admissionregistrationv1.ValidatingAdmissionPolicy) *compiled {
 	t.Helper()
 	compiler, err := plugincel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
 	if err != nil {
@@ -94,7 +94,7 @@ type request struct {
 	params    runtime.Object // unstructured, as the API server's informer passes it
 }
 
-func (r request) attributes(t *testing.T) *admission.VersionedAttributes {
+func (r request) attributes(t testing.TB) *admission.VersionedAttributes {
 	t.Helper()
 	gvk, err := kindOf(r.object)
 	if err != nil {
@@ -110,7 +110,7 @@ func (r request) attributes(t *testing.T) *admission.VersionedAttributes {
 }
 
 // validate returns the policy's decisions, as the API server computes them.
-func (c *compiled) validate(t *testing.T, r request) validating.ValidateResult {
+func (c *compiled) validate(t testing.TB, r request) validating.ValidateResult {
 	t.Helper()
 	va := r.attributes(t)
 	return c.validator.Validate(context.Background(), schema.GroupVersionResource{}, va, r.params, r.namespace, celconfig.RuntimeCELCostBudget, nil)
@@ -118,7 +118,7 @@ func (c *compiled) validate(t *testing.T, r request) validating.ValidateResult {
 
 // denials returns the messages of the policy's denials for a request, in
 // order, failing the test on an evaluation error.
-func (c *compiled) denials(t *testing.T, r request) []string {
+func (c *compiled) denials(t testing.TB, r request) []string {
 	t.Helper()
 	var out []string
 	for _, d := range c.validate(t, r).Decisions {
@@ -164,7 +164,7 @@ func (e anyExpression) ReturnTypes() []*celgo.Type { return []*celgo.Type{celgo.
 
 // eval evaluates ad-hoc expressions (typically "variables.<name>") for a
 // request and converts each result to the Go type of the matching out pointer.
-func (c *compiled) eval(t *testing.T, r request, exprs []string, out ...any) {
+func (c *compiled) eval(t testing.TB, r request, exprs []string, out ...any) {
 	t.Helper()
 	accessors := make([]plugincel.ExpressionAccessor, len(exprs))
 	for i, e := range exprs {

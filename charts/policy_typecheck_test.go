@@ -23,52 +23,19 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
-	"k8s.io/apiserver/pkg/cel/openapi/resolver"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
-// typeChecker is the type checker that fills in a policy's
-// status.typeChecking (kube-controller-manager's
-// validatingadmissionpolicy-status-controller runs k8s.io/apiserver's
-// validating.TypeChecker; envtest runs no controller manager), resolving
-// kinds and schemas, RedirectPolicy's included, from the test API server's
-// discovery and OpenAPI.
+// typeChecker is testkit's type checker on the test API server.
 func (c *cluster) typeChecker(t *testing.T) *validating.TypeChecker {
 	t.Helper()
-	dc, err := discovery.NewDiscoveryClientForConfig(c.Config)
+	checker, err := testkit.NewTypeChecker(c.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &validating.TypeChecker{
-		SchemaResolver: &resolver.ClientDiscoveryResolver{Discovery: dc},
-		RestMapper:     restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)),
-	}
-}
-
-// checkTypes type-checks a policy as checker.Check does, in one pass.
-// Upstream's Check compiles every variable again for each expression and
-// each kind the policy matches (for meshinit's policy, minutes of CPU: the
-// validations and messages times the kinds times the variables); here every
-// validation and message expression is checked as a part of one expression,
-// so the variables are compiled once per kind. Only when that finds a
-// problem does it run checker.Check, whose warnings name the expression.
-func checkTypes(checker *validating.TypeChecker, vap *admissionregistrationv1.ValidatingAdmissionPolicy) []admissionregistrationv1.ExpressionWarning {
-	var parts []string
-	for _, v := range vap.Spec.Validations {
-		parts = append(parts, "dyn("+v.Expression+")")
-		if v.MessageExpression != "" {
-			parts = append(parts, "dyn("+v.MessageExpression+")")
-		}
-	}
-	one := vap.DeepCopy()
-	one.Spec.Validations = []admissionregistrationv1.Validation{{Expression: "[\n" + strings.Join(parts, ",\n") + "\n].size() >= 0"}}
-	if len(checker.Check(one)) == 0 {
-		return nil
-	}
-	return checker.Check(vap)
+	return checker
 }
 
 // TestTypeChecking type-checks the installed policy against the matched
@@ -82,17 +49,17 @@ func TestTypeChecking(t *testing.T) {
 	if err := c.client.Get(context.Background(), client.ObjectKey{Name: policyName}, &installed); err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range checkTypes(checker, &installed) {
+	for _, w := range testkit.CheckTypes(checker, &installed) {
 		t.Errorf("%s: %s", w.FieldRef, w.Warning)
 	}
 
-	// checkTypes finds what checker.Check finds (with the first two
+	// CheckTypes finds what checker.Check finds (with the first two
 	// validations only, as Check is slow).
 	broken := installed.DeepCopy()
 	broken.Spec.Validations = broken.Spec.Validations[:2]
 	broken.Spec.Validations[0].Expression = "params.spec.requiredInboundPortz.size() == 0"
 	broken.Spec.Validations[1].Expression = "object.metadata.nam != ''"
-	warnings := checkTypes(checker, broken)
+	warnings := testkit.CheckTypes(checker, broken)
 	if len(warnings) != 2 ||
 		warnings[0].FieldRef != "spec.validations[0].expression" || !strings.Contains(warnings[0].Warning, "undefined field 'requiredInboundPortz'") ||
 		warnings[1].FieldRef != "spec.validations[1].expression" || !strings.Contains(warnings[1].Warning, "undefined field 'nam'") {

@@ -35,13 +35,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
-	"k8s.io/apiserver/pkg/cel/openapi/resolver"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -418,15 +413,17 @@ func (e *apiServerEnv) applyChart(t *testing.T, values map[string]any) string {
 func (e *apiServerEnv) typeCheck(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	dc := discovery.NewDiscoveryClientForConfigOrDie(e.server.Config)
-	checker := &validating.TypeChecker{SchemaResolver: &resolver.ClientDiscoveryResolver{Discovery: dc}, RestMapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
+	checker, err := testkit.NewTypeChecker(e.server.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
 	policies, err := e.admin.AdmissionregistrationV1().ValidatingAdmissionPolicies().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range policies.Items {
 		p.Status.ObservedGeneration = p.Generation
-		p.Status.TypeChecking = &admissionregistrationv1.TypeChecking{ExpressionWarnings: checker.Check(&p)}
+		p.Status.TypeChecking = &admissionregistrationv1.TypeChecking{ExpressionWarnings: testkit.CheckTypes(checker, &p)}
 		if _, err := e.admin.AdmissionregistrationV1().ValidatingAdmissionPolicies().UpdateStatus(ctx, &p, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
