@@ -83,7 +83,9 @@ limitations under the License.
 // the arguments the chart configures the webhook to write
 // (redirect.Config.Args: `apply` and one --key=value per setting, in the
 // settings table's order; the settings only the cluster sets equal to the
-// chart's values, the lists a pod sets read below), no env, envFrom,
+// chart's values, the lists a pod sets read below; then --log-format=json
+// with webhook.inject.logFormat json), no env but the pod's namespace, name
+// and UID from the downward API (redirect.PodEnv, exactly), no envFrom,
 // devices, working directory, restartPolicy, lifecycle or probes, no mount
 // but its own meshinit-no-api-token; and, with webhook.inject.placement
 // first, the first init container. For each RedirectPolicy that applies,

@@ -48,7 +48,7 @@ var scenarios = []struct {
 	// it injects and refuses.
 	{"policy-injector", func(*testing.T) map[string]any {
 		return map[string]any{"injector": "policy", "webhook": map[string]any{"inject": map[string]any{
-			"placement": "last", "privileged": true, "podSecurity": "deny", "redirect": map[string]any{"ipv6": "off"},
+			"placement": "last", "privileged": true, "podSecurity": "deny", "logFormat": "json", "redirect": map[string]any{"ipv6": "off"},
 		}}}
 	}},
 	// Mesh presets (charts/meshinit/presets): Istio's with the webhook, and

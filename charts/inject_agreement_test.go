@@ -187,7 +187,8 @@ func TestPolicyChecksSettingsLikeWebhook(t *testing.T) {
 
 // TestPolicyUsesChartValuesLikeWebhook: the cluster-wide settings
 // (webhook.inject.redirect, as values files and --set give them), image,
-// pull policy, resources and privileged mode reach both injectors alike,
+// pull policy, resources, privileged mode and the redirector's log format
+// (logFormat json: --log-format=json) reach both injectors alike,
 // pods without annotations and with them.
 func TestPolicyUsesChartValuesLikeWebhook(t *testing.T) {
 	for i, redirectSet := range append(redirectValues,
@@ -196,7 +197,7 @@ func TestPolicyUsesChartValuesLikeWebhook(t *testing.T) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			tw := newTwins(t, map[string]any{"webhook": map[string]any{"inject": map[string]any{
 				"redirect": redirectSet, "image": map[string]any{"repository": "registry.example/redirector", "tag": "v2"},
-				"imagePullPolicy": "Always", "privileged": i%2 == 1,
+				"imagePullPolicy": "Always", "privileged": i%2 == 1, "logFormat": []string{"json", "text"}[i%2],
 			}}})
 			agree(t, tw, inNamespace, pod("p"), true)
 			agree(t, tw, inNamespace, pod("p", annotations(excludeInbound, "9091", includeCIDRs, "*", excludeOutbound, "")), true)

@@ -203,7 +203,7 @@ func TestPrometheusRule(t *testing.T) {
 // dashboard's data source variable with a PromQL expression), and that every
 // query names at least one metric. (Which metrics the webhook serves:
 // webhook's TestAgainstAPIServer, "the chart's alerts and dashboard".)
-// Grafana's own schema lives in Grafana (AGPL), which is not linked here.
+// Grafana's schema: TestDashboardSchema.
 func TestDashboard(t *testing.T) {
 	objs := charts.MustObjects(t, charts.Options{Values: monitoringValues(false)}, false)
 	cms := charts.Find(objs, "ConfigMap", "meshinit-dashboard")

@@ -45,6 +45,10 @@ func msgNotMeshinit(problem string) string {
 // one empty, read-only directory at the service-account token path.
 const msgOwnMount = "it mounts something other than, or besides, the empty directory meshinit-no-api-token read-only at /var/run/secrets/kubernetes.io/serviceaccount"
 
+// msgEnv is the problem of a meshinit-redirect whose env is not the pod's
+// namespace, name and UID from the downward API (redirect.PodEnv), exactly.
+const msgEnv = "its env is not exactly MESHINIT_POD_NAMESPACE, MESHINIT_POD_NAME, MESHINIT_POD_UID from fieldRef metadata.namespace, metadata.name, metadata.uid"
+
 // redirectImage is the chart's default image of meshinit's init container.
 const redirectImage = "ghcr.io/meshinit/redirector:0.1.0"
 
@@ -108,8 +112,33 @@ var containerCases = []struct {
 		want: verdict{clusterBinding, msgNotMeshinit(`argument 7 "--ignored-inbound-ports=1-65535" is not "--ignored-inbound-ports=15020,15021,15090"`), metav1.StatusReasonForbidden}},
 	{name: "a pod setting's key swapped", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Args[6] = "--exclude-outbound-ports=" })),
 		want: verdict{clusterBinding, msgNotMeshinit(`argument 6 "--exclude-outbound-ports=" is not "--exclude-inbound-ports=..."`), metav1.StatusReasonForbidden}},
+	// Its env is the pod's namespace, name and UID from the downward API
+	// (redirect.PodEnv), which only label the redirector's logs; no other
+	// env, and no other value of those, is meshinit's: a pod author cannot
+	// use env to change what the redirector programs or runs (iptables
+	// reads XTABLES_LIBDIR, the dynamic loader LD_PRELOAD), nor to make its
+	// logs name another pod.
 	{name: "env", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Env = []corev1.EnvVar{{Name: "PATH", Value: "/tmp"}} })),
-		want: verdict{clusterBinding, msgNotMeshinit("it sets env"), metav1.StatusReasonForbidden}},
+		want: verdict{clusterBinding, msgNotMeshinit(msgEnv), metav1.StatusReasonForbidden}},
+	{name: "no env", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Env = nil })),
+		want: verdict{clusterBinding, msgNotMeshinit(msgEnv), metav1.StatusReasonForbidden}},
+	{name: "an env variable added", pod: pod("p", injected, forged(func(c *corev1.Container) {
+		c.Env = append(c.Env, corev1.EnvVar{Name: "XTABLES_LIBDIR", Value: "/tmp"})
+	})), want: verdict{clusterBinding, msgNotMeshinit(msgEnv), metav1.StatusReasonForbidden}},
+	{name: "an env variable added first", pod: pod("p", injected, forged(func(c *corev1.Container) {
+		c.Env = append([]corev1.EnvVar{{Name: "LD_PRELOAD", Value: "/tmp/x.so"}}, c.Env...)
+	})), want: verdict{clusterBinding, msgNotMeshinit(msgEnv), metav1.StatusReasonForbidden}},
+	{name: "an env variable missing", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Env = c.Env[:len(c.Env)-1] })),
+		want: verdict{clusterBinding, msgNotMeshinit(msgEnv), metav1.StatusReasonForbidden}},
+	{name: "the pod's name as a literal", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Env[1].ValueFrom, c.Env[1].Value = nil, "someone-else" })),
+		want: verdict{clusterBinding, msgNotMeshinit(msgEnv), metav1.StatusReasonForbidden}},
+	{name: "the pod's name from another field", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Env[1].ValueFrom.FieldRef.FieldPath = "spec.nodeName" })),
+		want: verdict{clusterBinding, msgNotMeshinit(msgEnv), metav1.StatusReasonForbidden}},
+	{name: "the pod's UID from a secret", pod: pod("p", injected, forged(func(c *corev1.Container) {
+		c.Env[2].ValueFrom = &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "uid"}}
+	})), want: verdict{clusterBinding, msgNotMeshinit(msgEnv), metav1.StatusReasonForbidden}},
+	{name: "the env variables swapped", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Env[0], c.Env[1] = c.Env[1], c.Env[0] })),
+		want: verdict{clusterBinding, msgNotMeshinit(msgEnv), metav1.StatusReasonForbidden}},
 	{name: "envFrom", pod: pod("p", injected, forged(func(c *corev1.Container) {
 		c.EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "env"}}}}
 	})), want: verdict{clusterBinding, msgNotMeshinit("it sets envFrom"), metav1.StatusReasonForbidden}},

@@ -47,6 +47,7 @@ func TestSchemaRejects(t *testing.T) {
 		{"topology spread without key", map[string]any{"webhook": map[string]any{"topologySpreadConstraints": []any{map[string]any{"maxSkew": 1, "whenUnsatisfiable": "ScheduleAnyway"}}}}, []string{"topologyKey"}},
 		{"placement", map[string]any{"webhook": map[string]any{"inject": map[string]any{"placement": "middle"}}}, []string{"/webhook/inject/placement", "first", "last"}},
 		{"podSecurity", map[string]any{"webhook": map[string]any{"inject": map[string]any{"podSecurity": "ignore"}}}, []string{"/webhook/inject/podSecurity"}},
+		{"logFormat", map[string]any{"webhook": map[string]any{"inject": map[string]any{"logFormat": "JSON"}}}, []string{"/webhook/inject/logFormat"}},
 		{"unknown redirect setting", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"outbound-port": "15001"}}}}, []string{"outbound-port"}},
 		{"iptables mode", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"iptables-mode": "xt"}}}}, []string{"iptables-mode"}},
 		// certs.mode and certs.certManager were replaced by certManager.enabled and certs.existingSecret.

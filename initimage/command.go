@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/meshinit/meshinit/redirect"
@@ -43,7 +44,9 @@ commands:
 Run "redirector apply -h" for the flags. Each command logs to stderr as
 text (--log-format=text, the default: an init container's log is most often
 read with kubectl logs) or JSON lines (--log-format=json, as the webhook
-logs, for log pipelines). apply and cleanup give up after
+logs, for log pipelines); every line names the pod (namespace, pod, podUID)
+from MESHINIT_POD_NAMESPACE, MESHINIT_POD_NAME and MESHINIT_POD_UID, which
+meshinit's injectors set from the downward API. apply and cleanup give up after
 --timeout (default 1m); an apply that fails removes the rules it applied.
 apply writes what it did for each IP family, or why it failed, to
 --termination-message-path (default /dev/termination-log, where the kubelet
@@ -148,12 +151,28 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 const DefaultLogFormat = "text"
 
 // newLogger returns the logger of format, json or text (--log-format
-// checked it).
+// checked it), which adds the pod's namespace, name and UID (podAttrs) to
+// every line.
 func newLogger(w io.Writer, format string) *slog.Logger {
+	var h slog.Handler = slog.NewJSONHandler(w, nil)
 	if format == "text" {
-		return slog.New(slog.NewTextHandler(w, nil))
+		h = slog.NewTextHandler(w, nil)
 	}
-	return slog.New(slog.NewJSONHandler(w, nil))
+	return slog.New(h).With(podAttrs()...)
+}
+
+// podAttrs are the pod's namespace, name and UID as log attributes, from the
+// environment variables the injectors set from the downward API
+// (redirect.PodEnv), each that is set: a redirector run by hand (or an
+// older injector's pod) has none.
+func podAttrs() []any {
+	var attrs []any
+	for _, e := range redirect.PodEnv {
+		if v := os.Getenv(e.Name); v != "" {
+			attrs = append(attrs, slog.String(e.Attr, v))
+		}
+	}
+	return attrs
 }
 
 // withTimeout runs f with ctx bounded by --timeout, and says in its error

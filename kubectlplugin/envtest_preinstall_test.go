@@ -17,11 +17,16 @@ limitations under the License.
 package kubectlplugin
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/meshinit/meshinit/internal/testkit"
@@ -38,7 +43,7 @@ import (
 func TestPreInstallAgainstAPIServer(t *testing.T) {
 	t.Run("every API served", func(t *testing.T) {
 		e := newAPIServerEnv(t)
-		e.mustPlugin(t, 0, []string{"MI1201", "within the chart's kubeVersion", "MI1204", "you may create every kind the chart creates",
+		e.mustPlugin(t, 0, []string{"MI1201", "within the chart's kubeVersion", "MI1204", "you may get, create, patch and delete every kind the chart creates", "Secret (Helm release record)",
 			"MutatingWebhookConfiguration", "no problems: helm install can go ahead"}, "check", "--pre")
 		e.mustPlugin(t, 0, []string{"MI1203", "injector policy possible", "no problems"}, "check", "--pre", "--injector", "policy")
 
@@ -76,6 +81,48 @@ func TestPreInstallAgainstAPIServer(t *testing.T) {
 		}) {
 			t.Errorf("check --pre as a user without RBAC: no MI1204 problem about CustomResourceDefinition:\n%s", out)
 		}
+
+		// A user who may create (and get and list) everything, but not
+		// patch or delete: helm install would work, helm upgrade and
+		// uninstall would not, nor would Helm update its release record.
+		ctx := context.Background()
+		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "creator"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "create"}}}}
+		if _, err := e.admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "creator"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "creator"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "creator"}}}
+		if _, err := e.admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		creator := e.server.UserKubeconfig(t, "creator")
+		testkit.Eventually(t, 30*time.Second, "check --pre as a user who may only create", func() error {
+			out, _, code := e.plugin(t, creator, "check", "--pre", "-o", "json")
+			if code != 1 {
+				return fmt.Errorf("exit %d, want 1", code)
+			}
+			rep := CheckReport{}
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				return err
+			}
+			want := map[string]string{
+				"CustomResourceDefinition":     "you may not patch, delete customresourcedefinitions.apiextensions.k8s.io",
+				"MutatingWebhookConfiguration": "you may not patch, delete mutatingwebhookconfigurations.admissionregistration.k8s.io",
+				"Deployment":                   "you may not patch, delete deployments.apps in namespace meshinit-system",
+				releaseRecordKind:              "you may not update, delete secrets in namespace meshinit-system",
+			}
+			for _, f := range rep.Findings {
+				if f.Code == CodeInstallRBAC && f.Status == StatusProblem && strings.HasPrefix(f.Detail, want[f.Object]) && want[f.Object] != "" {
+					delete(want, f.Object)
+				}
+			}
+			if len(want) > 0 {
+				return fmt.Errorf("no MI1204 problem for %v:\n%s", want, out)
+			}
+			return nil
+		})
 	})
 
 	t.Run("MutatingAdmissionPolicy not served", func(t *testing.T) {

@@ -143,6 +143,12 @@ func (o *options) clients() (*clients, error) {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
 	cfg.UserAgent = "kubectl-meshinit/" + Version
+	// check --pre asks a SelfSubjectAccessReview for each verb of each kind
+	// the chart renders (about a hundred): client-go's default rate (5 a
+	// second) would make that take twenty seconds.
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 50, 300
+	}
 	c := &clients{dial: o.dial}
 	if c.kube, err = kubernetes.NewForConfig(cfg); err != nil {
 		return nil, err

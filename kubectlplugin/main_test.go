@@ -19,6 +19,8 @@ package kubectlplugin
 import (
 	"bytes"
 	"context"
+	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +49,44 @@ func TestCommandLine(t *testing.T) {
 		code := run(context.Background(), tc.args, &out, &errOut, &options{now: time.Now, dial: dialTLS})
 		if code != tc.code || !strings.Contains(out.String()+errOut.String(), tc.output) {
 			t.Errorf("kubectl meshinit %q: exit %d, output %q%q; want %d and %q", tc.args, code, out.String(), errOut.String(), tc.code, tc.output)
+		}
+	}
+}
+
+// TestConnectionErrorsExit1: the exit codes are those docs/operations.md
+// and the command's help give: a cluster that cannot be read (the API
+// server unreachable, a kubeconfig that does not exist or does not parse)
+// exits 1, as a problem found does (nothing shows that all is well), saying
+// why; 2 is only for a command line the command does not take. Each
+// command that reads the cluster does so.
+func TestConnectionErrorsExit1(t *testing.T) {
+	dir := t.TempDir()
+	bad := dir + "/bad.kubeconfig"
+	if err := os.WriteFile(bad, []byte("apiVersion: v1\nkind: Config\nclusters: [this is not a cluster\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A port nothing listens on: connection refused at once.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unreachable := "https://" + l.Addr().String()
+	l.Close()
+	for _, tc := range []struct {
+		name, output string
+		flags        []string
+	}{
+		{"the API server unreachable", "connection refused", []string{"--server", unreachable, "--insecure-skip-tls-verify", "--request-timeout", "5s"}},
+		{"no kubeconfig file", "no such file", []string{"--kubeconfig", dir + "/missing.kubeconfig"}},
+		{"a kubeconfig that does not parse", "bad.kubeconfig", []string{"--kubeconfig", bad}},
+	} {
+		for _, cmd := range [][]string{{"check"}, {"check", "--pre"}, {"pods", "-A"}, {"version"}} {
+			args := append(append([]string{}, cmd...), tc.flags...)
+			var out, errOut bytes.Buffer
+			code := run(context.Background(), args, &out, &errOut, &options{now: time.Now, dial: dialTLS})
+			if code != exitProblem || !strings.HasPrefix(errOut.String(), "error: ") || !strings.Contains(errOut.String(), tc.output) {
+				t.Errorf("%s: kubectl meshinit %q: exit %d, stderr %q; want exit %d and an error containing %q", tc.name, args, code, errOut.String(), exitProblem, tc.output)
+			}
 		}
 	}
 }

@@ -119,17 +119,26 @@ func preRBAC(p PreInstall) []Finding {
 			out = append(out, problem(CodeInstallRBAC, a.Kind, "the chart creates "+a.Resource+", which this API server does not serve",
 				"install what serves it first (cert-manager for Certificate and Issuer), or change the values that render it"))
 		case !a.Allowed:
-			detail := "you may not create " + a.Resource + where
+			missing := a.Missing
+			if len(missing) == 0 { // a report from before verbs: create
+				missing = []string{"create"}
+			}
+			verbs := strings.Join(missing, ", ")
+			detail := "you may not " + verbs + " " + a.Resource + where
 			if a.Reason != "" {
 				detail += " (" + a.Reason + ")"
 			}
-			out = append(out, problem(CodeInstallRBAC, a.Kind, detail, fmt.Sprintf("install as a user allowed to create %s%s (kubectl auth can-i create %s%s)", a.Resource, where, a.Resource, nsFlag(a.Namespace))))
+			if a.Kind == releaseRecordKind {
+				detail += ": Helm keeps each revision of the release in a Secret there"
+			}
+			out = append(out, problem(CodeInstallRBAC, a.Kind, detail, fmt.Sprintf("install as a user allowed to %s %s%s (kubectl auth can-i %s %s%s)",
+				verbs, a.Resource, where, missing[0], a.Resource, nsFlag(a.Namespace))))
 		default:
 			allowed = append(allowed, a.Kind)
 		}
 	}
 	if len(out) == 0 {
-		return []Finding{ok(CodeInstallRBAC, "RBAC", "you may create every kind the chart creates: "+strings.Join(allowed, ", "))}
+		return []Finding{ok(CodeInstallRBAC, "RBAC", "you may get, create, patch and delete every kind the chart creates (as helm install, upgrade and uninstall do) and keep Helm's release record: "+strings.Join(allowed, ", "))}
 	}
 	return out
 }

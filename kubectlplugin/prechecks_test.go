@@ -66,6 +66,12 @@ func TestPreChecks(t *testing.T) {
 		}, CodeMutatingPolicyAPI, StatusProblem, "injector policy cannot be installed"},
 		{"the chart does not render", func(p *PreInstall) { p.RenderErr = errors.New("injector=policy needs") }, CodeChartRenders, StatusProblem, "injector=policy needs"},
 		{"no RBAC", func(p *PreInstall) { p.Access[0].Allowed = false }, CodeInstallRBAC, StatusProblem, "you may not create customresourcedefinitions.apiextensions.k8s.io"},
+		{"upgrade and uninstall not allowed", func(p *PreInstall) {
+			p.Access[0].Allowed, p.Access[0].Missing = false, []string{"patch", "delete"}
+		}, CodeInstallRBAC, StatusProblem, "you may not patch, delete customresourcedefinitions.apiextensions.k8s.io"},
+		{"no release record", func(p *PreInstall) {
+			p.Access = append(p.Access, Access{Kind: releaseRecordKind, Resource: "secrets", Namespace: testNamespace, Verbs: releaseVerbs, Missing: []string{"list", "update"}, Served: true})
+		}, CodeInstallRBAC, StatusProblem, "you may not list, update secrets in namespace " + testNamespace + ": Helm keeps each revision of the release in a Secret there"},
 		{"istio-init in an opted-in namespace", func(p *PreInstall) { p.OtherMeshPods = []corev1.Pod{withIstio("app")} }, CodeOtherMeshPods, StatusProblem, "each would get two redirectors"},
 		{"Istio's CNI", func(p *PreInstall) {
 			p.CNI = []appsv1.DaemonSet{{ObjectMeta: metav1.ObjectMeta{Name: "istio-cni-node", Namespace: "istio-system"}}}

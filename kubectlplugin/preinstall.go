@@ -80,17 +80,43 @@ type PreInstall struct {
 	Unread map[Code]string
 }
 
-// Access is one SelfSubjectAccessReview: may the user create the kind?
+// Access is what SelfSubjectAccessReviews answered for one kind (and
+// where): may the user do with it each verb Helm needs?
 type Access struct {
 	Kind      string `json:"kind"`
 	Resource  string `json:"resource"`
 	Namespace string `json:"namespace,omitempty"`
-	Allowed   bool   `json:"allowed"`
+	// Verbs are the verbs asked (helmVerbs, or releaseVerbs for Helm's
+	// release record); Missing those the user may not do, in that order.
+	Verbs   []string `json:"verbs"`
+	Missing []string `json:"missing,omitempty"`
+	// Allowed: the user may do every verb (Missing is empty).
+	Allowed bool `json:"allowed"`
 	// Served: the API server serves the kind (cert-manager's, with
 	// certManager.enabled, may not be).
-	Served bool   `json:"served"`
+	Served bool `json:"served"`
+	// Reason is the authorizer's reason for the first missing verb.
 	Reason string `json:"reason,omitempty"`
 }
+
+// helmVerbs are the verbs Helm uses on each kind a chart renders, from
+// helm install to upgrade, rollback and uninstall (helm.sh/helm/v3
+// pkg/kube, Client.Create, Update and Delete): get (install checks that no
+// object is there already; upgrade reads the live object), create, patch
+// (upgrade and rollback patch what changed: a three-way merge), delete
+// (upgrade deletes what no longer renders; uninstall, and a failed
+// --atomic install, delete everything). update is only --force's, and
+// list and watch only --wait's: not asked.
+var helmVerbs = []string{"get", "create", "patch", "delete"}
+
+// releaseVerbs are the verbs Helm's release record needs: Secrets
+// sh.helm.release.v1.<release>.v<revision> in the release's namespace
+// (helm.sh/helm/v3 pkg/storage/driver, Secrets: Get, List by label,
+// Create, Update, Delete).
+var releaseVerbs = []string{"get", "list", "create", "update", "delete"}
+
+// releaseRecordKind names Helm's release record in findings.
+const releaseRecordKind = "Secret (Helm release record)"
 
 // otherMeshCNI are the DaemonSets other meshes' CNI plugins run as.
 var otherMeshCNI = []string{"istio-cni-node", "linkerd-cni", "kuma-cni", "consul-cni"}
@@ -190,10 +216,10 @@ func gatherPreInstall(ctx context.Context, c *clients, injector, namespace strin
 			}
 		}
 	}
-	seen := map[Access]bool{}
+	seen := map[string]bool{}
 	for _, obj := range objs {
 		gvk := obj.GroupVersionKind()
-		a := Access{Kind: gvk.Kind}
+		a := Access{Kind: gvk.Kind, Verbs: helmVerbs}
 		r, served := resources[gvk.GroupVersion().String()+"/"+gvk.Kind]
 		a.Served, a.Resource = served, strings.ToLower(gvk.Kind)+"s"
 		if served {
@@ -205,12 +231,13 @@ func gatherPreInstall(ctx context.Context, c *clients, injector, namespace strin
 		if gvk.Group != "" {
 			a.Resource += "." + gvk.Group
 		}
-		if seen[a] {
+		key := a.Kind + "/" + a.Resource + "/" + a.Namespace
+		if seen[key] {
 			continue
 		}
-		seen[a] = true
+		seen[key] = true
 		if served {
-			if a.Allowed, a.Reason, err = mayCreate(ctx, c, gvk.GroupVersion().WithResource(r.Name), a.Namespace); err != nil {
+			if err := mayDo(ctx, c, &a, gvk.GroupVersion().WithResource(r.Name)); err != nil {
 				return p, err
 			}
 		}
@@ -223,9 +250,17 @@ func gatherPreInstall(ctx context.Context, c *clients, injector, namespace strin
 			}
 		}
 	}
+	if p.RenderErr == nil {
+		a := Access{Kind: releaseRecordKind, Resource: "secrets", Namespace: namespace, Verbs: releaseVerbs, Served: true}
+		if err := mayDo(ctx, c, &a, corev1.SchemeGroupVersion.WithResource("secrets")); err != nil {
+			return p, err
+		}
+		p.Access = append(p.Access, a)
+	}
 	if _, err := c.kube.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-		a := Access{Kind: "Namespace", Resource: "namespaces", Served: true}
-		if a.Allowed, a.Reason, err = mayCreate(ctx, c, corev1.SchemeGroupVersion.WithResource("namespaces"), ""); err != nil {
+		// helm install --create-namespace only creates it.
+		a := Access{Kind: "Namespace", Resource: "namespaces", Verbs: []string{"create"}, Served: true}
+		if err := mayDo(ctx, c, &a, corev1.SchemeGroupVersion.WithResource("namespaces")); err != nil {
 			return p, err
 		}
 		p.Access = append([]Access{a}, p.Access...)
@@ -290,15 +325,26 @@ func gatherPreInstall(ctx context.Context, c *clients, injector, namespace strin
 	return p, nil
 }
 
-// mayCreate asks the API server whether the user may create resource in
-// namespace ("" for cluster-scoped).
-func mayCreate(ctx context.Context, c *clients, gvr schema.GroupVersionResource, namespace string) (bool, string, error) {
-	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
-		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "create", Group: gvr.Group, Version: gvr.Version, Resource: gvr.Resource, Namespace: namespace},
-	}}
-	got, err := c.kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
-	if err != nil {
-		return false, "", readError("create", "selfsubjectaccessreviews.authorization.k8s.io", "", err)
+// mayDo asks the API server, with a SelfSubjectAccessReview for each of
+// a.Verbs, whether the user may do it to resource in a.Namespace ("" for
+// cluster-scoped), and records the answers in a.
+func mayDo(ctx context.Context, c *clients, a *Access, gvr schema.GroupVersionResource) error {
+	a.Missing, a.Reason = nil, ""
+	for _, verb := range a.Verbs {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: gvr.Group, Version: gvr.Version, Resource: gvr.Resource, Namespace: a.Namespace},
+		}}
+		got, err := c.kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			return readError("create", "selfsubjectaccessreviews.authorization.k8s.io", "", err)
+		}
+		if !got.Status.Allowed {
+			if len(a.Missing) == 0 {
+				a.Reason = got.Status.Reason
+			}
+			a.Missing = append(a.Missing, verb)
+		}
 	}
-	return got.Status.Allowed, got.Status.Reason, nil
+	a.Allowed = len(a.Missing) == 0
+	return nil
 }

@@ -66,6 +66,13 @@ const (
 	PodSecurityDeny PodSecurityAction = "deny"
 )
 
+// The redirector's log formats (its --log-format; Config.LogFormat).
+// LogFormatText is its default (initimage.DefaultLogFormat).
+const (
+	LogFormatText = "text"
+	LogFormatJSON = "json"
+)
+
 // Config is the webhook's injection configuration, read from a YAML file
 // (mounted from a ConfigMap). The zero value of each field means its default;
 // [Config.SetDefaults] fills them in, [Config.Validate] checks the result.
@@ -87,6 +94,10 @@ type Config struct {
 	// PodSecurity is what to do in namespaces that enforce PodSecurity
 	// baseline or restricted. Default: warn.
 	PodSecurity PodSecurityAction `json:"podSecurity,omitempty"`
+	// LogFormat is the redirector's --log-format: text or json. Default:
+	// text, the redirector's own default, which the container's arguments
+	// then leave out; json adds --log-format=json after the settings.
+	LogFormat string `json:"logFormat,omitempty"`
 	// Namespace is meshinit's own namespace, never injected. Default: the
 	// server's --namespace.
 	Namespace string `json:"namespace,omitempty"`
@@ -149,6 +160,9 @@ func (c *Config) SetDefaults() {
 	if c.PodSecurity == "" {
 		c.PodSecurity = PodSecurityWarn
 	}
+	if c.LogFormat == "" {
+		c.LogFormat = LogFormatText
+	}
 	for name, q := range c.Resources.Limits {
 		if _, ok := c.Resources.Requests[name]; !ok {
 			if c.Resources.Requests == nil {
@@ -186,6 +200,11 @@ func (c *Config) Validate() error {
 	case PodSecurityWarn, PodSecurityDeny:
 	default:
 		errs = append(errs, fmt.Errorf("podSecurity %q: must be warn or deny", c.PodSecurity))
+	}
+	switch c.LogFormat {
+	case LogFormatText, LogFormatJSON:
+	default:
+		errs = append(errs, fmt.Errorf("logFormat %q: must be text or json", c.LogFormat))
 	}
 	if msgs := validation.IsDNS1123Label(c.Namespace); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("namespace %q: %s", c.Namespace, msgs[0]))

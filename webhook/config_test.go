@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/meshinit/meshinit/initimage"
 	"github.com/meshinit/meshinit/redirect"
 )
 
@@ -35,8 +36,13 @@ func TestParseConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.ImagePullPolicy != corev1.PullIfNotPresent || c.Placement != PlaceFirst || c.PodSecurity != PodSecurityWarn ||
-		c.Namespace != "meshinit-system" || c.Privileged {
+		c.Namespace != "meshinit-system" || c.Privileged || c.LogFormat != LogFormatText {
 		t.Errorf("defaults = %+v", c)
+	}
+	// The default log format is the redirector's, which is why the
+	// container's arguments leave it out.
+	if LogFormatText != initimage.DefaultLogFormat {
+		t.Errorf("logFormat's default %q is not the redirector's %q", LogFormatText, initimage.DefaultLogFormat)
 	}
 	if got, want := c.redirect.Fingerprint(), redirect.Defaults().Fingerprint(); got != want {
 		t.Errorf("redirect defaults: fingerprint %s, want the redirector's %s", got, want)
@@ -78,8 +84,8 @@ redirect: {inbound-proxy-port: "16006", exclude-outbound-ports: "22,53", ipv6: "
 		{name: "namespace from the file wins", yaml: "image: r:1\nnamespace: other\n"},
 		{name: "no image", yaml: "placement: first\n", err: []string{"image: required"}},
 		{name: "unknown field", yaml: "image: r:1\nplacment: last\n", err: []string{`unknown field "placment"`}},
-		{name: "bad enums", yaml: "image: r:1\nplacement: middle\npodSecurity: ignore\nimagePullPolicy: Sometimes\n",
-			err: []string{`placement "middle": must be first or last`, `podSecurity "ignore": must be warn or deny`, `imagePullPolicy "Sometimes"`}},
+		{name: "bad enums", yaml: "image: r:1\nplacement: middle\npodSecurity: ignore\nimagePullPolicy: Sometimes\nlogFormat: JSON\n",
+			err: []string{`placement "middle": must be first or last`, `podSecurity "ignore": must be warn or deny`, `imagePullPolicy "Sometimes"`, `logFormat "JSON": must be text or json`}},
 		{name: "bad namespace", yaml: "image: r:1\nnamespace: Mesh_System\n", err: []string{`namespace "Mesh_System"`}},
 		{name: "requests above limits", yaml: "image: r:1\nresources: {requests: {memory: 1Gi}, limits: {memory: 64Mi}}\n",
 			err: []string{"resources.requests.memory 1Gi: above its limit 64Mi"}},

@@ -47,6 +47,31 @@ func tokenBlockVolume() corev1.Volume {
 	return corev1.Volume{Name: TokenBlockVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
 }
 
+// podEnv is redirect.PodEnv as the container's env (the pod's namespace,
+// name and UID from the downward API, which the redirector logs), with the
+// apiVersion the API server defaults a fieldRef to
+// (SetDefaults_ObjectFieldSelector), so the container read back is equal to
+// the one built.
+func podEnv() []corev1.EnvVar {
+	env := make([]corev1.EnvVar, 0, len(redirect.PodEnv))
+	for _, e := range redirect.PodEnv {
+		env = append(env, corev1.EnvVar{Name: e.Name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: e.FieldPath}}})
+	}
+	return env
+}
+
+// containerArgs are the redirector's arguments: apply, every setting of rc
+// (rc.Args, in its order), then --log-format when it is not the
+// redirector's default (text), so the default container's arguments are the
+// settings alone.
+func containerArgs(c *Config, rc redirect.Config) []string {
+	args := append([]string{"apply"}, rc.Args()...)
+	if c.LogFormat != "" && c.LogFormat != LogFormatText {
+		args = append(args, "--log-format="+c.LogFormat)
+	}
+	return args
+}
+
 // capabilities the redirector needs: NET_ADMIN to program iptables, NET_RAW
 // for the raw sockets iptables opens. Everything else is dropped.
 var capabilities = []corev1.Capability{"NET_ADMIN", "NET_RAW"}
@@ -86,7 +111,8 @@ func initContainer(c *Config, rc redirect.Config) corev1.Container {
 		Name:                     ContainerName,
 		Image:                    c.Image,
 		ImagePullPolicy:          c.ImagePullPolicy,
-		Args:                     append([]string{"apply"}, rc.Args()...),
+		Args:                     containerArgs(c, rc),
+		Env:                      podEnv(),
 		Resources:                c.Resources,
 		VolumeMounts:             []corev1.VolumeMount{{Name: TokenBlockVolume, MountPath: ServiceAccountTokenPath, ReadOnly: true}},
 		SecurityContext:          sc,

@@ -32,11 +32,14 @@ var shippedBinaries = []string{
 
 // toolingOnly are packages the module requires for its tests and tools
 // only: rendering and installing the chart, building images, starting an
-// API server.
+// API server, checking the chart's dashboard.
 var toolingOnly = []string{
 	"helm.sh/",
 	"github.com/google/go-containerregistry",
 	"sigs.k8s.io/controller-runtime/pkg/envtest",
+	// The Grafana Foundation SDK: the types of Grafana's dashboard schema,
+	// which the chart's dashboard is checked against.
+	"github.com/grafana/grafana-foundation-sdk",
 }
 
 // chartRendering are the Helm packages that load and render a chart,

@@ -454,6 +454,9 @@ meshinit.inject.variables: every variable of the three policies.
 {{- range $settings }}
       , {{ printf "--%s=" .key | toJson }} + variables.{{ .var }}Arg
 {{- end }}
+{{- range include "meshinit.inject.logFormatArgs" $ | fromJsonArray }}
+      , {{ . | toJson }}
+{{- end }}
     ]
 {{- end -}}
 
@@ -524,6 +527,7 @@ keeps it.
   image: {{ include "meshinit.redirect.image" $ | toJson }},
   imagePullPolicy: variables.redirectAt.size() > 0 && variables.initContainers[variables.redirectAt[0]].?imagePullPolicy.orValue('') == 'Always' ? 'Always' : {{ .imagePullPolicy | toJson }},
   args: variables.args,
+  env: {{ include "meshinit.inject.envObjects" $ }},
 {{- $resources := list -}}
 {{- with .resources.requests }}{{ $resources = append $resources (printf "requests: %s" (include "meshinit.inject.quantities" .)) }}{{ end -}}
 {{- with .resources.limits }}{{ $resources = append $resources (printf "limits: %s" (include "meshinit.inject.quantities" .)) }}{{ end }}
@@ -550,6 +554,63 @@ keeps it.
   terminationMessagePolicy: 'FallbackToLogsOnError'
 }
 {{- end -}}
+{{- end -}}
+
+{{- /*
+meshinit.inject.logFormatArgs: the arguments after the settings of
+meshinit's init container, as JSON: --log-format=json with
+webhook.inject.logFormat json, none with text (the redirector's default), as
+webhook/container.go's containerArgs.
+*/ -}}
+{{- define "meshinit.inject.logFormatArgs" -}}
+{{- if eq .Values.webhook.inject.logFormat "text" -}}
+[]
+{{- else -}}
+{{- list (printf "--log-format=%s" .Values.webhook.inject.logFormat) | toJson -}}
+{{- end -}}
+{{- end -}}
+
+{{- /*
+meshinit.inject.env: the environment variables of meshinit's init container,
+after redirect.PodEnv, in its order: each one's name and the pod's field the
+downward API sets it from (the pod's namespace, name and UID, which the
+redirector adds to every line it logs), as JSON. They only label logs;
+meshinit.inject.envCanonical accepts this env and nothing else.
+*/ -}}
+{{- define "meshinit.inject.env" -}}
+[["MESHINIT_POD_NAMESPACE","metadata.namespace"],["MESHINIT_POD_NAME","metadata.name"],["MESHINIT_POD_UID","metadata.uid"]]
+{{- end -}}
+
+{{- /*
+meshinit.inject.envObjects: that env, as a CEL list of the
+MutatingAdmissionPolicy's patch, with the apiVersion the API server defaults
+a fieldRef to (webhook/container.go's podEnv).
+*/ -}}
+{{- define "meshinit.inject.envObjects" -}}
+{{- $e := "Object.spec.initContainers.env" -}}
+{{- $items := list -}}
+{{- range include "meshinit.inject.env" . | fromJsonArray -}}
+{{- $items = append $items (printf "%s{name: %s, valueFrom: %s.valueFrom{fieldRef: %s.valueFrom.fieldRef{apiVersion: 'v1', fieldPath: %s}}}" $e (index . 0 | squote) $e $e (index . 1 | squote)) -}}
+{{- end -}}
+[{{ join ", " $items }}]
+{{- end -}}
+
+{{- /*
+meshinit.inject.envCanonical: a CEL predicate: the container c (a CEL name
+or expression given) has exactly that env: each variable in its order, its
+value from the downward API's fieldRef to that field (apiVersion v1), no
+literal value and no other source. Written not to fail on anything a pod
+can hold. Argument: the CEL expression of the container.
+*/ -}}
+{{- define "meshinit.inject.envCanonical" -}}
+{{- $c := . -}}
+{{- $env := include "meshinit.inject.env" . | fromJsonArray -}}
+{{ $c }}.?env.orValue([]).size() == {{ len $env }}
+{{- range $i, $e := $env }}
+  && [{{ $c }}.env[{{ $i }}]].all(e, e.name == {{ index $e 0 | squote }} && !('value' in dyn(e))
+    && e.?valueFrom.?fieldRef.?fieldPath.orValue('') == {{ index $e 1 | squote }} && e.valueFrom.fieldRef.?apiVersion.orValue('') == 'v1'
+    && !['configMapKeyRef', 'secretKeyRef', 'resourceFieldRef', 'fileKeyRef'].exists(f, f in dyn(e.valueFrom)))
+{{- end }}
 {{- end -}}
 
 {{- /*
@@ -596,7 +657,8 @@ fail on anything a pod can hold. Argument: (dict "c" <name> "args" <CEL>
 {{- end }}
   && {{ $c }}.?terminationMessagePath.orValue('') == '/dev/termination-log'
   && {{ $c }}.?terminationMessagePolicy.orValue('') == 'FallbackToLogsOnError'
-  && !['command', 'workingDir', 'ports', 'envFrom', 'env', 'resizePolicy', 'restartPolicy', 'restartPolicyRules',
+  && {{ include "meshinit.inject.envCanonical" $c | replace "\n" "\n  " }}
+  && !['command', 'workingDir', 'ports', 'envFrom', 'resizePolicy', 'restartPolicy', 'restartPolicyRules',
     'volumeDevices', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'stdin', 'stdinOnce', 'tty'].exists(f, f in dyn({{ $c }}))
   && {{ $c }}.?volumeMounts.orValue([]).size() == 1
   && [{{ $c }}.volumeMounts[0]].all(m, m.name == '{{ $volume }}' && m.mountPath == {{ include "meshinit.inject.tokenPath" $.root | squote }}
@@ -638,6 +700,7 @@ them, which is the review itself).
 {{- define "meshinit.inject.unsettled" -}}
 {{- $args := list "apply" -}}
 {{- range include "meshinit.redirect.settings" . | fromJsonArray }}{{ $args = append $args (printf "--%s=%s" (index . 0) (index . 1)) }}{{ end -}}
+{{- $args = concat $args (include "meshinit.inject.logFormatArgs" . | fromJsonArray) -}}
 {{- $at := ternary "0" "object.spec.initContainers.size() - 1" (eq (include "meshinit.placement" .) "first") -}}
 !(object.spec.?initContainers.orValue([]).size() > 0
   && !object.metadata.?annotations.orValue({}).exists(k, k.startsWith('traffic.meshinit.io/')

@@ -27,6 +27,7 @@ imagePullPolicy: {{ .imagePullPolicy }}
 privileged: {{ .privileged }}
 placement: {{ include "meshinit.placement" $ }}
 podSecurity: {{ .podSecurity }}
+logFormat: {{ .logFormat }}
 resources: {{ .resources | toJson }}
 redirect:
 {{- range include "meshinit.redirect.settings" $ | fromJsonArray }}

@@ -99,6 +99,7 @@ only "--<key>=": their values are checked against the RedirectPolicy instead.
 {{- range include "meshinit.redirect.settings" . | fromJsonArray -}}
 {{- $args = append $args (printf "--%s=%s" (index . 0) (ternary "" (index . 1) (has (index . 0) $keys))) -}}
 {{- end -}}
+{{- $args = concat $args (include "meshinit.inject.logFormatArgs" . | fromJsonArray) -}}
 {{- toJson $args -}}
 {{- end -}}
 
@@ -168,8 +169,13 @@ recognise the same container.
   expression: "variables.redirect.?args.orValue([])"
 - name: redirectFields
   expression: |-
-    ['env', 'envFrom', 'volumeDevices', 'workingDir', 'restartPolicy',
+    ['envFrom', 'volumeDevices', 'workingDir', 'restartPolicy',
       'lifecycle', 'livenessProbe', 'readinessProbe', 'startupProbe'].filter(f, f in variables.redirect)
+# Its env: the pod's namespace, name and UID from the downward API, which
+# the redirector logs, and nothing else (meshinit.inject.env).
+- name: redirectEnvCanonical
+  expression: |-
+    {{- include "meshinit.inject.envCanonical" "variables.redirect" | nindent 4 }}
 # Its one mount: the empty directory it holds at the service-account
 # token path, so the API server never mounts a token into it.
 - name: redirectMounts
@@ -196,6 +202,7 @@ recognise the same container.
       ? 'its image ' + {{ include "meshinit.policy.quoted" "variables.redirect.?image.orValue('')" }} + ' is not ' + strings.quote(variables.redirectImage)
     : variables.redirect.?command.orValue([]).size() > 0 ? 'it sets command'
     : variables.redirectFields.size() > 0 ? 'it sets ' + variables.redirectFields[0]
+    : !variables.redirectEnvCanonical ? {{ include "meshinit.policy.envProblem" . | toJson }}
     : !variables.redirectMountsCanonical
       ? {{ printf "'it mounts something other than, or besides, the empty directory %s read-only at %s'" (include "meshinit.inject.tokenVolumeName" .) (include "meshinit.inject.tokenPath" .) }}
     : variables.redirectArgs.size() != variables.chartArgs.size()
@@ -208,6 +215,16 @@ recognise the same container.
     : ''
 - name: injected
   expression: "variables.redirectContainers.size() > 0 && variables.redirectProblem == ''"
+{{- end -}}
+
+{{- /*
+meshinit.policy.envProblem: the RedirectPolicy's reason for a meshinit-redirect
+whose env is not meshinit.inject.env exactly.
+*/ -}}
+{{- define "meshinit.policy.envProblem" -}}
+{{- $names := list -}}{{- $fields := list -}}
+{{- range include "meshinit.inject.env" . | fromJsonArray }}{{ $names = append $names (index . 0) }}{{ $fields = append $fields (index . 1) }}{{ end -}}
+its env is not exactly {{ join ", " $names }} from fieldRef {{ join ", " $fields }}
 {{- end -}}
 
 {{- /* meshinit.policy.cut: the string expression s, cut after n characters (then "..."). */ -}}
