@@ -22,10 +22,12 @@ package redirect_test
 // a fresh network namespace of its own, on both iptables backends.
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -93,7 +95,8 @@ type parityAddrs struct{ peer, peer2 string }
 // A parityDifference is a deliberate difference: on probe, meshinit's
 // namespace answers meshinit and the mesh's tool's answers mesh, for the
 // reason given (which docs/meshes-<mesh>.md gives too). Answers and probes
-// name addresses by role (pod, peer, peer2).
+// name addresses by role (pod, peer, peer2); each of the three is a
+// path.Match pattern ("out uid-5996 *", "peer-*").
 type parityDifference struct {
 	probe, meshinit, mesh string
 	reason                string
@@ -113,6 +116,15 @@ type parityMesh struct {
 	appPorts []int
 	// peerPorts are the ports probed outbound at the peer.
 	peerPorts []int
+	// identities probed outbound besides the app's, the proxy's UID and
+	// the proxy's GID.
+	identities []identity
+}
+
+// identity is a UID and GID connections are made as, by name.
+type identity struct {
+	name     string
+	uid, gid int
 }
 
 // probe is one connection of a table: its name and where it is made.
@@ -126,10 +138,7 @@ type probe struct {
 func parityProbes(m parityMesh, base redirect.Config) []probe {
 	puid, pgid := int(base.ProxyUID), int(base.ProxyGID)
 	var out []probe
-	for _, id := range []struct {
-		name     string
-		uid, gid int
-	}{{"app", appUID, appUID}, {"proxy-uid", puid, appUID}, {"proxy-gid", appUID, pgid}} {
+	for _, id := range append([]identity{{"app", appUID, appUID}, {"proxy-uid", puid, appUID}, {"proxy-gid", appUID, pgid}}, m.identities...) {
 		for _, port := range m.peerPorts {
 			out = append(out, probe{fmt.Sprintf("out %s peer:%d", id.name, port), false, id.uid, id.gid,
 				func(p *pod) string { return hostPort(p.peerIP, port) }})
@@ -238,7 +247,7 @@ func runParity(t *testing.T, m parityMesh) {
 						mark := ""
 						if a[pr.name] != b[pr.name] {
 							i := slices.IndexFunc(m.differences, func(d parityDifference) bool {
-								return d.probe == pr.name && d.meshinit == a[pr.name] && d.mesh == b[pr.name]
+								return match(d.probe, pr.name) && match(d.meshinit, a[pr.name]) && match(d.mesh, b[pr.name])
 							})
 							if i < 0 {
 								t.Errorf("%s: meshinit %q, %s %q: an undocumented difference", pr.name, a[pr.name], m.mesh, b[pr.name])
@@ -264,22 +273,33 @@ func runParity(t *testing.T, m parityMesh) {
 	}
 }
 
-// istioIptables is Istio's `pilot-agent istio-iptables`, built once from
+// meshCommand builds, once, the command pkg of the separate module in
+// ../<module> (a mesh's own code at the version pinned there) as name.
+func meshCommand(module, pkg, name string) func() (string, error) {
+	return sync.OnceValues(func() (string, error) {
+		dir, err := os.MkdirTemp("", "parity")
+		if err != nil {
+			return "", err
+		}
+		bin := filepath.Join(dir, name)
+		cmd := exec.Command("go", "build", "-o", bin, pkg)
+		cmd.Dir = filepath.Join("..", module)
+		cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("building %s in %s: %v\n%s", pkg, module, err, out)
+		}
+		return bin, nil
+	})
+}
+
+func match(pattern, s string) bool {
+	ok, err := path.Match(pattern, s)
+	return ok && err == nil
+}
+
+// istioIptables is Istio's `pilot-agent istio-iptables`, built from
 // hack/bench/istio (the version pinned there).
-var istioIptables = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "parity-istio")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "istio-iptables")
-	cmd := exec.Command("go", "build", "-o", bin, "./istio-iptables")
-	cmd.Dir = filepath.Join("..", "hack", "bench", "istio")
-	cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building Istio's istio-iptables in hack/bench/istio: %v\n%s", err, out)
-	}
-	return bin, nil
-})
+var istioIptables = meshCommand("hack/bench/istio", "./istio-iptables", "istio-iptables")
 
 // istioCNI programs Istio's redirect as istio-cni does for a pod its
 // injector injected: the injector writes includeInboundPorts ("*" unless
@@ -322,7 +342,7 @@ func istioCNI(t *testing.T, p *pod, a map[string]string) {
 	}
 }
 
-func istioAnnotations(kv ...string) func(parityAddrs) map[string]string {
+func annotationsOf(kv ...string) func(parityAddrs) map[string]string {
 	return func(parityAddrs) map[string]string {
 		m := map[string]string{}
 		for i := 0; i < len(kv); i += 2 {
@@ -341,11 +361,11 @@ func TestParityIstio(t *testing.T) {
 		appPorts:  []int{8080, 9080},
 		peerPorts: []int{9090, 9091, 15020},
 		rows: []parityRow{
-			{"defaults", istioAnnotations()},
-			{"interceptionMode REDIRECT", istioAnnotations("sidecar.istio.io/interceptionMode", "REDIRECT")},
-			{"excludeOutboundPorts", istioAnnotations(ann+"excludeOutboundPorts", "9091")},
-			{"excludeInboundPorts", istioAnnotations(ann+"excludeInboundPorts", "9080")},
-			{"includeInboundPorts", istioAnnotations(ann+"includeInboundPorts", "8080")},
+			{"defaults", annotationsOf()},
+			{"interceptionMode REDIRECT", annotationsOf("sidecar.istio.io/interceptionMode", "REDIRECT")},
+			{"excludeOutboundPorts", annotationsOf(ann+"excludeOutboundPorts", "9091")},
+			{"excludeInboundPorts", annotationsOf(ann+"excludeInboundPorts", "9080")},
+			{"includeInboundPorts", annotationsOf(ann+"includeInboundPorts", "8080")},
 			{"excludeOutboundIPRanges", func(a parityAddrs) map[string]string {
 				return map[string]string{ann + "excludeOutboundIPRanges": a.peer2 + "/32"}
 			}},
@@ -364,6 +384,102 @@ func TestParityIstio(t *testing.T) {
 			{"in pod:15001", "proxy-outbound", "proxy-inbound orig=pod:15001",
 				"meshinit leaves inbound connections to the proxy's own ports alone; istio-iptables sends those to 15001 " +
 					"to the inbound listener: the proxy answers either way"},
+		},
+	})
+}
+
+// consulRedirect is Consul's transparent-proxy redirect (consul/sdk's
+// iptables.Setup, which consul-cni calls), built from hack/parity/consul.
+var consulRedirect = meshCommand("hack/parity/consul", ".", "consul-redirect")
+
+// iptablesOnly is a directory whose iptables and ip6tables are mode's
+// backend, for tools that run whichever "iptables" PATH finds.
+func iptablesOnly(t *testing.T, mode string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range []string{"iptables", "ip6tables", "iptables-save", "ip6tables-save", "iptables-restore", "ip6tables-restore"} {
+		real, err := exec.LookPath(strings.Replace(name, "tables", "tables-"+mode, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(real, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// consulCNI programs Consul's redirect as consul-cni does for a pod that
+// consul-k8s's injector injected: the injector writes the redirect's
+// configuration into the pod (redirect_traffic.go: proxy UID 5995, its init
+// container's UID 5996 exempt, inbound 20000, outbound 15001, the pod's
+// exclusion annotations; metrics, the proxy health check and Consul DNS
+// off, as by default), and consul-cni passes it to iptables.Setup.
+func consulCNI(t *testing.T, p *pod, a map[string]string) {
+	t.Helper()
+	bin, err := consulRedirect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := func(key string, first ...string) []string {
+		for v := range strings.SplitSeq(a["consul.hashicorp.com/transparent-proxy-"+key], ",") {
+			if v = strings.TrimSpace(v); v != "" {
+				first = append(first, v)
+			}
+		}
+		return first
+	}
+	cfg, err := json.Marshal(map[string]any{
+		"ProxyUserID": "5995", "ProxyInboundPort": 20000, "ProxyOutboundPort": 15001,
+		"ExcludeInboundPorts": list("exclude-inbound-ports"), "ExcludeOutboundPorts": list("exclude-outbound-ports"),
+		"ExcludeOutboundCIDRs": list("exclude-outbound-cidrs"), "ExcludeUIDs": list("exclude-uids", "5996"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := iptablesOnly(t, p.mode) + ":" + os.Getenv("PATH")
+	if out, err := p.redirectorCmd("env", "PATH="+path, bin, string(cfg)); err != nil {
+		t.Fatalf("consul-redirect %s: %v\n%s", cfg, err, out)
+	}
+}
+
+// TestParityConsul: the Consul preset against consul-cni's redirect.
+func TestParityConsul(t *testing.T) {
+	const ann = "consul.hashicorp.com/transparent-proxy-"
+	runParity(t, parityMesh{
+		mesh:       "consul",
+		tool:       consulCNI,
+		appPorts:   []int{8080, 9080},
+		peerPorts:  []int{9090, 9091},
+		identities: []identity{{"uid-5996", 5996, 5996}, {"uid-4242", 4242, 4242}},
+		rows: []parityRow{
+			{"defaults", annotationsOf()},
+			{"exclude-outbound-ports", annotationsOf(ann+"exclude-outbound-ports", "9091")},
+			{"exclude-inbound-ports", annotationsOf(ann+"exclude-inbound-ports", "9080")},
+			{"exclude-outbound-cidrs", func(a parityAddrs) map[string]string {
+				return map[string]string{ann + "exclude-outbound-cidrs": a.peer2 + "/32"}
+			}},
+			{"exclude-uids", annotationsOf(ann+"exclude-uids", "4242")},
+			{"all exclusions", func(a parityAddrs) map[string]string {
+				return map[string]string{ann + "exclude-outbound-ports": "9091", ann + "exclude-inbound-ports": "9080",
+					ann + "exclude-outbound-cidrs": a.peer2 + "/32", ann + "exclude-uids": "4242"}
+			}},
+		},
+		differences: []parityDifference{
+			{"out uid-5996 *", "proxy-outbound orig=*", "peer-*",
+				"consul-k8s exempts its init container's UID 5996; meshinit exempts no UID but the proxy's " +
+					"(the RedirectPolicy cannot tell Consul's init container from a pod author's)"},
+			{"out proxy-gid *", "peer-*", "proxy-outbound orig=*",
+				"meshinit exempts the proxy's GID as well as its UID (consul-dataplane runs as both); Consul matches the UID only"},
+			{"out * pod:8080", "app-8080", "proxy-outbound orig=pod:8080",
+				"meshinit, like istio-iptables, sends the app's connections to the pod's own address straight to it " +
+					"(they never leave the pod); Consul returns only 127.0.0.1 and sends them to the outbound listener"},
+			{"out proxy-uid pod:8080", "proxy-inbound orig=pod:8080", "app-8080",
+				"meshinit, like istio-iptables, sends the proxy's connections to the pod's own address to its inbound " +
+					"listener; Consul lets them through to the app"},
+			{"in pod:15001", "proxy-outbound", "proxy-inbound orig=pod:15001",
+				"meshinit leaves inbound connections to the proxy's own ports alone; Consul sends those to 15001 to " +
+					"the inbound listener: the proxy answers either way"},
 		},
 	})
 }
