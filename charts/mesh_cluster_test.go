@@ -19,6 +19,7 @@ package charts_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -145,6 +146,83 @@ func TestMeshTypeChecking(t *testing.T) {
 				for _, w := range warnings {
 					t.Errorf("mesh %s, injector %s, %s: %s: %s", mesh, mode, vap.Name, w.FieldRef, w.Warning)
 				}
+			}
+		}
+	}
+}
+
+// TestMeshListenersRefused: on a real API server, for each preset and in
+// both injector modes, a pod whose mesh annotation moves one of the
+// proxy's listeners off a port meshinit leaves to the proxy is refused
+// under interception Required, the message naming the annotation, and
+// admitted under a RedirectPolicy that requires outbound port 5432 only;
+// with a value that leaves the listener in place it is admitted under
+// Required (TestMeshListenersRefusedInProcess runs every value in-process).
+func TestMeshListenersRefused(t *testing.T) {
+	server := testkit.StartAPIServer(t, testkit.Options{})
+	for _, mode := range []string{"webhook", "policy"} {
+		if mode == "policy" && !policyInjectorServed(t, server) {
+			return
+		}
+		c := newCluster(t, server, map[string]string{"webhook": "", "policy": "policy"}[mode])
+		required, some := "listeners-"+mode+"-required", "listeners-"+mode+"-some"
+		c.install(t, meshPodValues(meshes[0])) // the RedirectPolicy CRD
+		for ns, spec := range map[string]v1alpha1.RedirectPolicySpec{
+			required: {Interception: v1alpha1.InterceptionRequired},
+			some:     {Interception: v1alpha1.InterceptionAllowOptOut, RequiredOutboundPorts: ports(5432)},
+		} {
+			c.createNamespace(t, namespace(ns, namespaceLabel, "enabled"))
+			c.applyPolicy(t, ns, "mesh", spec)
+			testkit.Eventually(t, 30*time.Second, "RedirectPolicy in "+ns, func() error {
+				if got, err := verdictOf(c.createDryRun(ns, pod("probe", func(p *corev1.Pod) { p.Spec.HostNetwork = true }))); err != nil || got.binding == "" {
+					return fmt.Errorf("probe admitted: %+v %v", got, err)
+				}
+				return nil
+			})
+		}
+		for _, mesh := range meshes {
+			values := meshPodValues(mesh)
+			c.install(t, values)
+			var in *injector
+			if mode == "webhook" {
+				var err error
+				if in, err = newInjector(values); err != nil {
+					t.Fatal(err)
+				}
+			}
+			moved, kept := movedListeners(t, mesh)
+			// The first moved value of each annotation, and the first kept.
+			seen := map[string]bool{}
+			for _, a := range append(moved, kept...) {
+				kept := slices.Contains(kept, a)
+				if seen[fmt.Sprint(a[0], kept)] {
+					continue
+				}
+				seen[fmt.Sprint(a[0], kept)] = true
+				t.Run(fmt.Sprintf("%s/%s/%s=%q", mode, mesh, a[0], a[1]), func(t *testing.T) {
+					p := pod("p", annotations(a[0], a[1]))
+					if in != nil {
+						injectedBy(in)(p)
+					}
+					testkit.Eventually(t, 30*time.Second, "the verdict", func() error {
+						got, err := verdictOf(c.createDryRun(required, p.DeepCopy()))
+						switch {
+						case err != nil:
+							return err
+						case kept && got.binding != "":
+							return fmt.Errorf("under Required: %+v, want admitted", got)
+						case !kept && (got.binding == "" || !strings.Contains(got.message, "sets "+a[0]+", which moves ")):
+							return fmt.Errorf("under Required: %+v, want a refusal naming %s", got, a[0])
+						}
+						if kept {
+							return nil
+						}
+						if got, err := verdictOf(c.createDryRun(some, p.DeepCopy())); err != nil || got.binding != "" {
+							return fmt.Errorf("requiring outbound 5432 only: %+v %v, want admitted", got, err)
+						}
+						return nil
+					})
+				})
 			}
 		}
 	}
