@@ -57,29 +57,12 @@ func TestMeshBypassesRefused(t *testing.T) {
 				return ns
 			}
 			ns := fmt.Sprintf("mesh-%s-%d", mode, len(namespaces))
-			c.createNamespace(t, namespace(ns, namespaceLabel, "enabled"))
-			c.applyPolicy(t, ns, "mesh", spec)
-			// Every spec requires something: an opted-in pod on the node's
-			// network is refused once the RedirectPolicy is in effect.
-			testkit.Eventually(t, 30*time.Second, "RedirectPolicy in "+ns, func() error {
-				if got, err := verdictOf(c.createDryRun(ns, pod("probe", func(p *corev1.Pod) { p.Spec.HostNetwork = true }))); err != nil || got.binding == "" {
-					return fmt.Errorf("probe admitted: %+v %v", got, err)
-				}
-				return nil
-			})
+			c.policyIn(t, ns, spec)
 			namespaces[string(key)] = ns
 			return ns
 		}
 		for _, mesh := range meshes {
-			values := meshPodValues(mesh)
-			c.install(t, values)
-			var in *injector
-			if mode == "webhook" {
-				var err error
-				if in, err = newInjector(values); err != nil {
-					t.Fatal(err)
-				}
-			}
+			in := c.installMesh(t, mesh, mode)
 			for _, b := range meshBypasses(t, mesh) {
 				t.Run(mode+"/"+mesh+"/"+b.annotation, func(t *testing.T) {
 					p := pod("p", annotations(b.annotation, b.value))
@@ -113,6 +96,39 @@ func TestMeshBypassesRefused(t *testing.T) {
 			}
 		}
 	}
+}
+
+// policyIn makes namespace ns, opted in, with the RedirectPolicy "mesh" of
+// spec, and waits until the policy is in effect. Every spec here requires
+// something: an opted-in pod on the node's network is refused then.
+func (c *cluster) policyIn(t *testing.T, ns string, spec v1alpha1.RedirectPolicySpec) {
+	t.Helper()
+	c.createNamespace(t, namespace(ns, namespaceLabel, "enabled"))
+	c.applyPolicy(t, ns, "mesh", spec)
+	testkit.Eventually(t, 30*time.Second, "RedirectPolicy in "+ns, func() error {
+		if got, err := verdictOf(c.createDryRun(ns, pod("probe", func(p *corev1.Pod) { p.Spec.HostNetwork = true }))); err != nil || got.binding == "" {
+			return fmt.Errorf("probe admitted: %+v %v", got, err)
+		}
+		return nil
+	})
+}
+
+// installMesh installs the chart with mesh's preset and returns, in
+// webhook mode, the webhook's injector with it, which the tests run
+// in-process; nil in policy mode, where the chart's MutatingAdmissionPolicy
+// injects.
+func (c *cluster) installMesh(t *testing.T, mesh, mode string) *injector {
+	t.Helper()
+	values := meshPodValues(mesh)
+	c.install(t, values)
+	if mode != "webhook" {
+		return nil
+	}
+	in, err := newInjector(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
 }
 
 // TestMeshTypeChecking: with each preset, the RedirectPolicy's policy
@@ -167,29 +183,10 @@ func TestMeshListenersRefused(t *testing.T) {
 		c := newCluster(t, server, map[string]string{"webhook": "", "policy": "policy"}[mode])
 		required, some := "listeners-"+mode+"-required", "listeners-"+mode+"-some"
 		c.install(t, meshPodValues(meshes[0])) // the RedirectPolicy CRD
-		for ns, spec := range map[string]v1alpha1.RedirectPolicySpec{
-			required: {Interception: v1alpha1.InterceptionRequired},
-			some:     {Interception: v1alpha1.InterceptionAllowOptOut, RequiredOutboundPorts: ports(5432)},
-		} {
-			c.createNamespace(t, namespace(ns, namespaceLabel, "enabled"))
-			c.applyPolicy(t, ns, "mesh", spec)
-			testkit.Eventually(t, 30*time.Second, "RedirectPolicy in "+ns, func() error {
-				if got, err := verdictOf(c.createDryRun(ns, pod("probe", func(p *corev1.Pod) { p.Spec.HostNetwork = true }))); err != nil || got.binding == "" {
-					return fmt.Errorf("probe admitted: %+v %v", got, err)
-				}
-				return nil
-			})
-		}
+		c.policyIn(t, required, v1alpha1.RedirectPolicySpec{Interception: v1alpha1.InterceptionRequired})
+		c.policyIn(t, some, v1alpha1.RedirectPolicySpec{Interception: v1alpha1.InterceptionAllowOptOut, RequiredOutboundPorts: ports(5432)})
 		for _, mesh := range meshes {
-			values := meshPodValues(mesh)
-			c.install(t, values)
-			var in *injector
-			if mode == "webhook" {
-				var err error
-				if in, err = newInjector(values); err != nil {
-					t.Fatal(err)
-				}
-			}
+			in := c.installMesh(t, mesh, mode)
 			moved, kept := movedListeners(t, mesh)
 			// The first moved value of each annotation, and the first kept.
 			seen := map[string]bool{}

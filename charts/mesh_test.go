@@ -306,6 +306,19 @@ func meshPodValues(mesh string) map[string]any {
 	return map[string]any{"mesh": mesh, "policy": map[string]any{"defaultRedirectPolicy": map[string]any{"enabled": false}}}
 }
 
+// meshPolicy is the RedirectPolicy's policy with mesh's preset, compiled
+// as the API server compiles it, and the webhook's injector with it.
+func meshPolicy(t *testing.T, mesh string) (*compiled, *injector) {
+	t.Helper()
+	values := meshPodValues(mesh)
+	c := compile(t, chartPolicy(t, values))
+	in, err := newInjector(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, in
+}
+
 // TestMeshBypassesRefusedInProcess evaluates the RedirectPolicy's policy,
 // compiled as the API server compiles it, for each bypass of each preset:
 // the pod (injected by the webhook with the preset, so its init container
@@ -316,12 +329,7 @@ func meshPodValues(mesh string) map[string]any {
 // injector modes.
 func TestMeshBypassesRefusedInProcess(t *testing.T) {
 	for _, mesh := range meshes {
-		values := meshPodValues(mesh)
-		c := compile(t, chartPolicy(t, values))
-		in, err := newInjector(values)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, in := meshPolicy(t, mesh)
 		for _, b := range meshBypasses(t, mesh) {
 			t.Run(mesh+"/"+b.annotation, func(t *testing.T) {
 				p := pod("p", annotations(b.annotation, b.value), injectedBy(in))
@@ -344,12 +352,7 @@ func TestMeshBypassesRefusedInProcess(t *testing.T) {
 // 15020 is one of the proxy's own ports, never captured. Another port
 // beside it is still refused, and only it is named.
 func TestMeshInjectorAnnotationsAdmitted(t *testing.T) {
-	values := meshPodValues("istio")
-	c := compile(t, chartPolicy(t, values))
-	in, err := newInjector(values)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, in := meshPolicy(t, "istio")
 	required := redirectPolicy(inNamespace.Name, "required", v1alpha1.RedirectPolicySpec{Interception: v1alpha1.InterceptionRequired})
 	written := []string{"sidecar.istio.io/interceptionMode", "REDIRECT", "traffic.sidecar.istio.io/includeInboundPorts", "*",
 		"traffic.sidecar.istio.io/includeOutboundIPRanges", "*", "traffic.sidecar.istio.io/excludeInboundPorts", "15020"}
@@ -405,12 +408,7 @@ func TestMeshListenersRefusedInProcess(t *testing.T) {
 	required := redirectPolicy(inNamespace.Name, "required", v1alpha1.RedirectPolicySpec{Interception: v1alpha1.InterceptionRequired})
 	some := redirectPolicy(inNamespace.Name, "some", v1alpha1.RedirectPolicySpec{Interception: v1alpha1.InterceptionAllowOptOut, RequiredOutboundPorts: ports(5432)})
 	for _, mesh := range meshes {
-		values := meshPodValues(mesh)
-		c := compile(t, chartPolicy(t, values))
-		in, err := newInjector(values)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, in := meshPolicy(t, mesh)
 		moved, kept := movedListeners(t, mesh)
 		for _, a := range moved {
 			t.Run(fmt.Sprintf("%s/%s=%q", mesh, a[0], a[1]), func(t *testing.T) {
@@ -447,12 +445,7 @@ func TestMeshListenersRefusedInProcess(t *testing.T) {
 // them, and the policy, which sees the pod after every mutating webhook,
 // refuses it naming the annotation, as if the pod's author had set it.
 func TestMeshNamespaceAnnotations(t *testing.T) {
-	values := meshPodValues("linkerd")
-	c := compile(t, chartPolicy(t, values))
-	in, err := newInjector(values)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, in := meshPolicy(t, "linkerd")
 	ns := namespace(inNamespace.Name, namespaceLabel, "enabled")
 	onNamespace := []string{"config.linkerd.io/skip-outbound-ports", "5432", "config.linkerd.io/skip-inbound-ports", "8080",
 		"config.linkerd.io/admin-port", "0", "config.linkerd.io/proxy-uid", "1000"}
