@@ -273,22 +273,31 @@ func runParity(t *testing.T, m parityMesh) {
 	}
 }
 
-// meshCommand builds, once, the command pkg of the separate module in
-// ../<module> (a mesh's own code at the version pinned there) as name.
+// meshCommand builds, once a test binary, the command pkg of the separate
+// module in ../<module> (a mesh's own code at the version pinned there) as
+// <temp dir>/meshinit-parity/name: one path, replaced by a rename, so runs
+// leave no directories behind and a concurrent run keeps the binary it
+// started.
 func meshCommand(module, pkg, name string) func() (string, error) {
 	return sync.OnceValues(func() (string, error) {
-		dir, err := os.MkdirTemp("", "parity")
+		dir := filepath.Join(os.TempDir(), "meshinit-parity")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
+		tmp, err := os.CreateTemp(dir, name+".*")
 		if err != nil {
 			return "", err
 		}
-		bin := filepath.Join(dir, name)
-		cmd := exec.Command("go", "build", "-o", bin, pkg)
+		tmp.Close()
+		defer os.Remove(tmp.Name())
+		cmd := exec.Command("go", "build", "-o", tmp.Name(), pkg)
 		cmd.Dir = filepath.Join("..", module)
 		cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return "", fmt.Errorf("building %s in %s: %v\n%s", pkg, module, err, out)
 		}
-		return bin, nil
+		bin := filepath.Join(dir, name)
+		return bin, os.Rename(tmp.Name(), bin)
 	})
 }
 
