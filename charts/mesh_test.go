@@ -40,6 +40,17 @@ type preset struct {
 	Placement       string                    `json:"placement"`
 	ProxyContainers []map[string]any          `json:"proxyContainers"`
 	Annotations     []redirect.MeshAnnotation `json:"annotations"`
+	Listeners       []meshListener            `json:"listeners"`
+}
+
+// meshListener is one of a preset's listeners: a mesh annotation that
+// moves a listener of the proxy off a port meshinit leaves to it, with the
+// values that leave it in place or a pattern of those that move it.
+type meshListener struct {
+	Annotation string   `json:"annotation"`
+	Values     []string `json:"values"`
+	Pattern    string   `json:"pattern"`
+	Listener   string   `json:"listener"`
 }
 
 func loadPreset(t testing.TB, mesh string) preset {
@@ -295,6 +306,19 @@ func meshPodValues(mesh string) map[string]any {
 	return map[string]any{"mesh": mesh, "policy": map[string]any{"defaultRedirectPolicy": map[string]any{"enabled": false}}}
 }
 
+// meshPolicy is the RedirectPolicy's policy with mesh's preset, compiled
+// as the API server compiles it, and the webhook's injector with it.
+func meshPolicy(t *testing.T, mesh string) (*compiled, *injector) {
+	t.Helper()
+	values := meshPodValues(mesh)
+	c := compile(t, chartPolicy(t, values))
+	in, err := newInjector(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, in
+}
+
 // TestMeshBypassesRefusedInProcess evaluates the RedirectPolicy's policy,
 // compiled as the API server compiles it, for each bypass of each preset:
 // the pod (injected by the webhook with the preset, so its init container
@@ -305,12 +329,7 @@ func meshPodValues(mesh string) map[string]any {
 // injector modes.
 func TestMeshBypassesRefusedInProcess(t *testing.T) {
 	for _, mesh := range meshes {
-		values := meshPodValues(mesh)
-		c := compile(t, chartPolicy(t, values))
-		in, err := newInjector(values)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, in := meshPolicy(t, mesh)
 		for _, b := range meshBypasses(t, mesh) {
 			t.Run(mesh+"/"+b.annotation, func(t *testing.T) {
 				p := pod("p", annotations(b.annotation, b.value), injectedBy(in))
@@ -333,12 +352,7 @@ func TestMeshBypassesRefusedInProcess(t *testing.T) {
 // 15020 is one of the proxy's own ports, never captured. Another port
 // beside it is still refused, and only it is named.
 func TestMeshInjectorAnnotationsAdmitted(t *testing.T) {
-	values := meshPodValues("istio")
-	c := compile(t, chartPolicy(t, values))
-	in, err := newInjector(values)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, in := meshPolicy(t, "istio")
 	required := redirectPolicy(inNamespace.Name, "required", v1alpha1.RedirectPolicySpec{Interception: v1alpha1.InterceptionRequired})
 	written := []string{"sidecar.istio.io/interceptionMode", "REDIRECT", "traffic.sidecar.istio.io/includeInboundPorts", "*",
 		"traffic.sidecar.istio.io/includeOutboundIPRanges", "*", "traffic.sidecar.istio.io/excludeInboundPorts", "15020"}
@@ -350,5 +364,102 @@ func TestMeshInjectorAnnotationsAdmitted(t *testing.T) {
 	want := "every inbound port is required by RedirectPolicy team/required (interception: Required), so traffic.sidecar.istio.io/excludeInboundPorts cannot list 8080"
 	if denied := c.denials(t, request{object: p, namespace: inNamespace, params: required}); len(denied) == 0 || denied[0] != want {
 		t.Errorf("excluding 8080 too: denied %q, want first %q", denied, want)
+	}
+}
+
+// movedListeners are, for each of a preset's listeners, values of its
+// annotation that move the listener off the port meshinit leaves to the
+// proxy, and values that leave it there.
+func movedListeners(t testing.TB, mesh string) (moved, kept [][2]string) {
+	t.Helper()
+	for _, l := range loadPreset(t, mesh).Listeners {
+		switch {
+		case l.Annotation == "" || l.Listener == "" || (len(l.Values) == 0) == (l.Pattern == ""):
+			t.Fatalf("presets/%s.yaml: listener %+v needs an annotation, a listener, and values or a pattern", mesh, l)
+		case len(l.Values) > 0:
+			for _, v := range l.Values {
+				kept = append(kept, [2]string{l.Annotation, v}, [2]string{l.Annotation, " " + v + " "})
+			}
+			for _, v := range []string{"0", "8080", "", "disabled"} {
+				if !slices.Contains(l.Values, v) {
+					moved = append(moved, [2]string{l.Annotation, v})
+				}
+			}
+		default:
+			kept = append(kept, [2]string{l.Annotation, "concurrency: 2"})
+			moved = append(moved, [2]string{l.Annotation, "statusPort: 8080"}, [2]string{l.Annotation, `{"status_port": 0}`})
+		}
+	}
+	if len(moved) == 0 {
+		t.Fatalf("presets/%s.yaml: no listeners", mesh)
+	}
+	return moved, kept
+}
+
+// TestMeshListenersRefusedInProcess evaluates the RedirectPolicy's policy,
+// compiled as the API server compiles it: under interception Required a
+// pod whose mesh annotation moves one of the proxy's listeners off a port
+// meshinit leaves to the proxy (presets/<mesh>.yaml: listeners) is refused,
+// the message naming the annotation; with the value that leaves it in
+// place, and under a RedirectPolicy that requires some ports only, it is
+// admitted. TestMeshListenersRefused does the same on a real API server,
+// in both injector modes.
+func TestMeshListenersRefusedInProcess(t *testing.T) {
+	required := redirectPolicy(inNamespace.Name, "required", v1alpha1.RedirectPolicySpec{Interception: v1alpha1.InterceptionRequired})
+	some := redirectPolicy(inNamespace.Name, "some", v1alpha1.RedirectPolicySpec{Interception: v1alpha1.InterceptionAllowOptOut, RequiredOutboundPorts: ports(5432)})
+	for _, mesh := range meshes {
+		c, in := meshPolicy(t, mesh)
+		moved, kept := movedListeners(t, mesh)
+		for _, a := range moved {
+			t.Run(fmt.Sprintf("%s/%s=%q", mesh, a[0], a[1]), func(t *testing.T) {
+				p := pod("p", annotations(a[0], a[1]), injectedBy(in))
+				want := "pod sets " + a[0] + ", which moves "
+				if refused := c.denials(t, request{object: p, namespace: inNamespace, params: required}); len(refused) == 0 || !strings.HasPrefix(refused[0], want) ||
+					!strings.HasSuffix(refused[0], "requires every inbound port to reach the proxy (interception: Required)") {
+					t.Errorf("under Required: denials %q, want the first starting %q", refused, want)
+				}
+				if admitted := c.denials(t, request{object: p, namespace: inNamespace, params: some}); len(admitted) > 0 {
+					t.Errorf("requiring outbound 5432 only: denied %q, want admitted", admitted)
+				}
+			})
+		}
+		for _, a := range kept {
+			t.Run(fmt.Sprintf("%s/%s=%q kept", mesh, a[0], a[1]), func(t *testing.T) {
+				p := pod("p", annotations(a[0], a[1]), injectedBy(in))
+				if denied := c.denials(t, request{object: p, namespace: inNamespace, params: required}); len(denied) > 0 {
+					t.Errorf("under Required: denied %q, want admitted", denied)
+				}
+			})
+		}
+	}
+}
+
+// TestMeshNamespaceAnnotations: neither injector nor the RedirectPolicy's
+// policy reads a mesh's annotations on the namespace (linkerd-cni and
+// Linkerd's injector do): in a namespace carrying Linkerd's exclusions and
+// a moved admin port, a pod without them is admitted under interception
+// Required (the webhook reads no namespace annotation: webhook.Review is
+// given the namespace's labels only). Linkerd's injector
+// copies its namespace's config.linkerd.io annotations onto each pod it
+// injects (pkg/inject AppendNamespaceAnnotations): the pod then carries
+// them, and the policy, which sees the pod after every mutating webhook,
+// refuses it naming the annotation, as if the pod's author had set it.
+func TestMeshNamespaceAnnotations(t *testing.T) {
+	c, in := meshPolicy(t, "linkerd")
+	ns := namespace(inNamespace.Name, namespaceLabel, "enabled")
+	onNamespace := []string{"config.linkerd.io/skip-outbound-ports", "5432", "config.linkerd.io/skip-inbound-ports", "8080",
+		"config.linkerd.io/admin-port", "0", "config.linkerd.io/proxy-uid", "1000"}
+	ns.Annotations = merge(nil, onNamespace)
+	required := redirectPolicy(ns.Name, "required", v1alpha1.RedirectPolicySpec{Interception: v1alpha1.InterceptionRequired})
+
+	plain := pod("p", injectedBy(in))
+	if denied := c.denials(t, request{object: plain, namespace: ns, params: required}); len(denied) > 0 {
+		t.Errorf("a pod without the annotations, in a namespace with them: denied %q", denied)
+	}
+	for i := 0; i < len(onNamespace); i += 2 {
+		copied := pod("p", annotations(onNamespace[i], onNamespace[i+1]), injectedBy(in))
+		if denied := c.denials(t, request{object: copied, namespace: ns, params: required}); len(denied) == 0 || !strings.Contains(denied[0], onNamespace[i]) {
+			t.Errorf("%s=%s copied onto the pod: denials %q, want the first naming it", onNamespace[i], onNamespace[i+1], denied)
+		}
 	}
 }

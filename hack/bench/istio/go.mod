@@ -2,7 +2,9 @@
 // make bench-redirect can time `pilot-agent istio-iptables` next to meshinit's
 // redirector. It is separate from the main module so that istio.io/istio's
 // dependency graph never leaks into meshinit's go.mod.
-// hack/bench/istio/build.sh builds from here.
+// hack/bench/istio/build.sh builds from here. Its istio-iptables command
+// (pilot-agent's istio-iptables subcommand alone) is what package redirect's
+// parity table for the Istio preset runs (TestParityIstio).
 module github.com/meshinit/meshinit/hack/bench/istio
 
 go 1.26.0
