@@ -531,7 +531,21 @@ func TestIstioComposition(t *testing.T) {
 		ns := optedIn(t, "e2e-istio-policy")
 		e.apply(t, ctx, harness.RequiredOutboundPortPolicy(ns, "require-8080", 8080))
 		want := "port 8080 is required by RedirectPolicy " + ns + "/require-8080 and cannot be listed in " + istioExcludeOut
-		excluded := img.PlainPod("excludes-8080", nil, map[string]string{istioExcludeOut: "8080"})
+		// Where a RedirectPolicy requires an outbound port, every container
+		// but the trusted proxies runs as an explicit UID other than the
+		// proxy's.
+		ownUID := func(manifest string) string {
+			var p map[string]any
+			if err := json.Unmarshal([]byte(manifest), &p); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range p["spec"].(map[string]any)["containers"].([]any) {
+				sc := c.(map[string]any)["securityContext"].(map[string]any)
+				sc["runAsUser"], sc["runAsGroup"] = 1000, 1000
+			}
+			return manifestJSON(p)
+		}
+		excluded := ownUID(img.PlainPod("excludes-8080", nil, map[string]string{istioExcludeOut: "8080"}))
 		// The API server's policy informer sees a new RedirectPolicy after
 		// a moment.
 		if err := eventually(ctx, 60*time.Second, func() error {
@@ -543,7 +557,7 @@ func TestIstioComposition(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		allowed := img.PlainPod("allowed", nil, nil)
+		allowed := ownUID(img.PlainPod("allowed", nil, nil))
 		out, err := e.Kubectl(ctx, allowed, "-n", ns, "apply", "--dry-run=server", "-f", "-", "-o", "json")
 		if err != nil {
 			// What Istio injected, as the API server stores it: what the
