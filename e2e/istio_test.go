@@ -65,12 +65,11 @@ const (
 // istio is Istio's injector as the test runs it: its binary and the
 // objects Istio's own chart renders for it.
 type istio struct {
-	bin       string // hack/istio-injector's build: istio.io/istio/pkg/kube/inject
-	chart     string // istio.io/istio's manifests/charts/istio-control/istio-discovery
-	dir       string // the injector's files: config, values, mesh, its certificate
-	caBundle  []byte
-	rendered  map[string]map[string]any // "Kind/name": object
-	proxyRepo string                    // the test proxy image Istio's values name
+	bin      string // hack/istio-injector's build: istio.io/istio/pkg/kube/inject
+	chart    string // istio.io/istio's manifests/charts/istio-control/istio-discovery
+	dir      string // the injector's files: config, values, mesh, its certificate
+	caBundle []byte
+	rendered map[string]map[string]any // "Kind/name": object
 }
 
 // buildIstio builds Istio's injector (hack/istio-injector/build.sh: once,
