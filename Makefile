@@ -114,7 +114,8 @@ export MESHINIT_CLUSTER := $(CLUSTER)
 E2E_LOCAL_STAGES = \
 	"Debian packages (containerd, CNI plugins)::hack/install-debian-packages.sh --cluster" \
 	"upstream binaries: the cluster's $(KUBERNETES_VERSION)::GO=$(GO) KUBERNETES_VERSION=$(KUBERNETES_VERSION) hack/upstream-binaries.sh cluster" \
-	"cert-manager::GO=$(GO) hack/cert-manager/build.sh"
+	"cert-manager::GO=$(GO) hack/cert-manager/build.sh" \
+	"Istio's injector (TestIstioComposition)::GO=$(GO) hack/istio-injector/build.sh >/dev/null"
 E2E_STAGES = $(if $(filter existing,$(CLUSTER)),$(ENVTEST_STAGE),$(E2E_LOCAL_STAGES)) \
 	"go test ./e2e/... (cluster: $(CLUSTER))::KUBEBUILDER_ASSETS=$(KUBERNETES_BIN) $(GO) test -count=1 -vet=off -p 1 -timeout 45m ./e2e/..."
 

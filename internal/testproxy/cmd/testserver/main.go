@@ -29,6 +29,9 @@ limitations under the License.
 // udp or tcp the client sends a DNS query instead and prints the answer's
 // text. The end-to-end test of DNS capture runs it as the nameserver, the
 // DNS proxy and the app's resolver.
+//
+// Called with pilot-agent's command lines, it stands in for Istio's proxy
+// (istio.go).
 package main
 
 import (
@@ -47,6 +50,9 @@ import (
 )
 
 func main() {
+	if istioStandIn(os.Args[1:]) {
+		return
+	}
 	listen := flag.String("listen", ":15006", "comma-separated addresses to listen on")
 	name := flag.String("name", "proxy", "name to answer with")
 	dial := flag.String("dial", "", "connect to this address, print the answer and exit instead of serving")
