@@ -61,6 +61,16 @@ func (c *Cluster) helm() (*action.Configuration, error) {
 	return cfg, nil
 }
 
+// HelmConfig is Helm's action configuration for the release namespace, as
+// Install uses it, for a test that runs Helm's actions itself (the release
+// test installs, upgrades and rolls back charts pulled from a registry).
+func (c *Cluster) HelmConfig() (*action.Configuration, error) { return c.helm() }
+
+// WaitWebhookPods waits until the webhook has exactly as many pods as its
+// Deployment wants, all Ready: after an upgrade, until the replaced ones
+// are gone.
+func (c *Cluster) WaitWebhookPods(ctx context.Context) error { return c.waitWebhookPods(ctx) }
+
 // Install is `helm upgrade --install --reset-values --wait`: it installs
 // the chart with vals (over its values.yaml), or upgrades the release to
 // exactly those values, and waits for the webhook's rollout. Replaced
