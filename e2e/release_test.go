@@ -116,7 +116,16 @@ func (p published) ref(n string) string { return p.images[n].Repository + "@" + 
 // It needs the local cluster (its containerd pulls from loopback over
 // HTTP) and no meshinit release installed; it leaves the cluster as it
 // found it (the CRD as it was, or none).
-func TestReleaseUpgradeRollback(t *testing.T) {
+func TestReleaseUpgradeRollback(t *testing.T) { testReleaseUpgradeRollback(t, "webhook") }
+
+// TestReleaseUpgradeRollbackPolicyInjector is TestReleaseUpgradeRollback
+// with injector policy: Helm changes the MutatingAdmissionPolicy and the
+// ValidatingAdmissionPolicies in place, and there are no webhook pods.
+func TestReleaseUpgradeRollbackPolicyInjector(t *testing.T) {
+	testReleaseUpgradeRollback(t, "policy")
+}
+
+func testReleaseUpgradeRollback(t *testing.T, injector string) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Minute)
 	defer cancel()
 	e := setup(t, ctx)
@@ -165,7 +174,12 @@ func TestReleaseUpgradeRollback(t *testing.T) {
 	in := action.NewInstall(cfg)
 	in.ReleaseName, in.Namespace, in.CreateNamespace = harness.Release, harness.ReleaseNamespace, true
 	in.Wait, in.Timeout, in.Version, in.PlainHTTP = true, 5*time.Minute, a.version, true
-	if _, err := in.RunWithContext(ctx, pull(t, &in.ChartPathOptions, chartRef), nil); err != nil {
+	policy := injector == "policy"
+	var vals map[string]any // the chart's defaults, as a user's first install
+	if policy {
+		vals = map[string]any{"injector": "policy"}
+	}
+	if _, err := in.RunWithContext(ctx, pull(t, &in.ChartPathOptions, chartRef), vals); err != nil {
 		t.Fatalf("helm install %s --version %s: %v", chartRef, a.version, err)
 	}
 	t.Cleanup(func() {
@@ -173,10 +187,10 @@ func TestReleaseUpgradeRollback(t *testing.T) {
 			_ = e.Uninstall(context.Background())
 		}
 	})
-	e.settled(t, ctx)
+	e.settled(t, ctx, policy)
 	t.Logf("timing: helm install %s %.1fs", a.version, time.Since(began).Seconds())
 	a.status = e.injectorStatus(t, ctx)
-	e.pinnedPods(t, ctx, a)
+	e.pinnedPods(t, ctx, a, policy)
 	e.helmTest(t, ctx, a)
 	e.crdHasMarker(t, ctx, false)
 
@@ -189,11 +203,11 @@ func TestReleaseUpgradeRollback(t *testing.T) {
 		up.Namespace, up.Wait, up.Timeout, up.Version, up.PlainHTTP = harness.ReleaseNamespace, true, 5*time.Minute, b.version, true
 		ch := pull(t, &up.ChartPathOptions, chartRef)
 		e.applyCRDs(t, ctx, ch)
-		if _, err := up.RunWithContext(ctx, harness.Release, ch, nil); err != nil {
+		if _, err := up.RunWithContext(ctx, harness.Release, ch, vals); err != nil {
 			t.Errorf("helm upgrade %s --version %s: %v", chartRef, b.version, err)
 			return
 		}
-		e.settled(t, ctx)
+		e.settled(t, ctx, policy)
 		b.status = e.injectorStatus(t, ctx)
 	})
 	t.Logf("timing: helm upgrade to %s %.1fs, %d pods created meanwhile", b.version, time.Since(began).Seconds(), len(created))
@@ -201,7 +215,7 @@ func TestReleaseUpgradeRollback(t *testing.T) {
 		t.Fatalf("A and B inject with the same status %q: the pods cannot say which injected them", a.status)
 	}
 	checkVersions(t, "upgrade", created, a, b)
-	e.pinnedPods(t, ctx, b)
+	e.pinnedPods(t, ctx, b, policy)
 	e.crdHasMarker(t, ctx, true)
 	e.helmTest(t, ctx, b)
 
@@ -216,14 +230,14 @@ func TestReleaseUpgradeRollback(t *testing.T) {
 			t.Errorf("helm rollback %s 1: %v", harness.Release, err)
 			return
 		}
-		e.settled(t, ctx)
+		e.settled(t, ctx, policy)
 		if got := e.injectorStatus(t, ctx); got != a.status {
 			t.Errorf("after the rollback the injector's status is %q, want A's %q", got, a.status)
 		}
 	})
 	t.Logf("timing: helm rollback to %s %.1fs, %d pods created meanwhile", a.version, time.Since(began).Seconds(), len(created))
 	checkVersions(t, "rollback", created, b, a)
-	e.pinnedPods(t, ctx, a)
+	e.pinnedPods(t, ctx, a, policy)
 	e.crdHasMarker(t, ctx, false)
 
 	began = time.Now()
@@ -369,11 +383,12 @@ func (e *env) applyCRDs(t *testing.T, ctx context.Context, ch *chart.Chart) {
 	e.must(t, ctx, "apply", "--server-side", "--force-conflicts", "-f", dir)
 }
 
-// settled waits until the release's webhook has its pods, Ready, and the
-// replaced ones are gone.
-func (e *env) settled(t *testing.T, ctx context.Context) {
+// settled waits until the release's injector injects with its
+// configuration: the webhook's pods Ready and the replaced ones gone, or
+// (policy) the API server injecting.
+func (e *env) settled(t *testing.T, ctx context.Context, policy bool) {
 	t.Helper()
-	if err := e.WaitWebhookPods(ctx); err != nil {
+	if err := e.WaitInjecting(ctx, policy); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -393,14 +408,17 @@ func (e *env) injectorStatus(t *testing.T, ctx context.Context) string {
 
 // pinnedPods checks that every pod of the release names its images by the
 // digests release p pushed (so the node pulls them by digest).
-func (e *env) pinnedPods(t *testing.T, ctx context.Context, p published) {
+func (e *env) pinnedPods(t *testing.T, ctx context.Context, p published, policy bool) {
 	t.Helper()
 	pods, err := e.clientset(t).CoreV1().Pods(harness.ReleaseNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=" + harness.Release})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pods.Items) == 0 {
+	if len(pods.Items) == 0 && !policy {
 		t.Fatalf("no pod of release %s", harness.Release)
+	}
+	if len(pods.Items) > 0 && policy {
+		t.Errorf("injector policy, but release %s has %d pods", harness.Release, len(pods.Items))
 	}
 	want := map[string]bool{}
 	for _, n := range images.Names() {

@@ -66,11 +66,6 @@ func (c *Cluster) helm() (*action.Configuration, error) {
 // test installs, upgrades and rolls back charts pulled from a registry).
 func (c *Cluster) HelmConfig() (*action.Configuration, error) { return c.helm() }
 
-// WaitWebhookPods waits until the webhook has exactly as many pods as its
-// Deployment wants, all Ready: after an upgrade, until the replaced ones
-// are gone.
-func (c *Cluster) WaitWebhookPods(ctx context.Context) error { return c.waitWebhookPods(ctx) }
-
 // Install is `helm upgrade --install --reset-values --wait`: it installs
 // the chart with vals (over its values.yaml), or upgrades the release to
 // exactly those values, and waits for the webhook's rollout. Replaced
@@ -108,7 +103,15 @@ func (c *Cluster) Install(ctx context.Context, vals map[string]any) error {
 			return fmt.Errorf("helm upgrade: %w", err)
 		}
 	}
-	if vals["injector"] == "policy" {
+	return c.WaitInjecting(ctx, vals["injector"] == "policy")
+}
+
+// WaitInjecting waits, after Helm changed the release, until its injector
+// injects with the release's configuration: the webhook's rollout done
+// (exactly its replicas, Ready, the replaced ones gone), or with the policy
+// injector (policy) no webhook pod left and the API server injecting.
+func (c *Cluster) WaitInjecting(ctx context.Context, policy bool) error {
+	if policy {
 		// No webhook: the API server injects. A webhook of an earlier
 		// install stops serving as its pods go.
 		if err := c.waitNoWebhookPods(ctx); err != nil {
