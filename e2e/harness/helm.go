@@ -141,7 +141,10 @@ func (c *Cluster) waitInjector(ctx context.Context) error {
 		return fmt.Errorf("ConfigMap %s/%s: %w", ReleaseNamespace, WebhookName, err)
 	}
 	want := webhook.Status{InitContainers: []string{RedirectName}, Config: webhook.ConfigHash([]byte(cm.Data["config.yaml"]))}.String()
-	probe := pod("meshinit-probe", map[string]string{InjectLabel: "true"}, nil, container("app", "registry.invalid/probe:1", nil))
+	// It runs as its own UID and GID with no capabilities, so that the
+	// chart's default RedirectPolicy (interception Required) admits it too.
+	ownIdentity := map[string]any{"runAsUser": 1000, "runAsGroup": 1000, "runAsNonRoot": true, "allowPrivilegeEscalation": false, "capabilities": map[string]any{"drop": []any{"ALL"}}}
+	probe := pod("meshinit-probe", map[string]string{InjectLabel: "true"}, nil, container("app", "registry.invalid/probe:1", ownIdentity))
 	err = poll.Until(ctx, time.Second, time.Minute, func(ctx context.Context) error {
 		got, err := c.Kubectl(ctx, probe, "-n", "default", "create", "--dry-run=server", "-f", "-", "-o", `jsonpath={.metadata.annotations.meshinit\.io/status}`)
 		if err != nil || got != want {
