@@ -535,38 +535,59 @@ func (e *env) whileCreating(t *testing.T, ctx context.Context, client kubernetes
 }
 
 // checkVersions checks the pods created while Helm went from release from
-// to release to: every create admitted, every pod injected by one of the
-// two (its redirector image and its status both that release's), the
-// first by from and the last by to.
+// to release to (versionProblems).
 func checkVersions(t *testing.T, phase string, pods []created, from, to published) {
 	t.Helper()
+	counts, problems := versionProblems(pods, from, to)
+	t.Logf("%s: %d pods, injected by %v", phase, len(pods), counts)
+	for _, p := range problems {
+		t.Errorf("%s: %s", phase, p)
+	}
+}
+
+// versionProblems: at least 10 pods created, every create admitted, every
+// pod injected by one of the two releases (its redirector image and its
+// status both that release's), the first by from and the last by to. It
+// returns how many pods each release injected and what is wrong: refusals
+// and pods of neither release counted, with the first and the last of
+// each, so that a window of refusals reads as one.
+func versionProblems(pods []created, from, to published) (map[string]int, []string) {
+	var problems, refused, neither []string
 	if len(pods) < 10 {
-		t.Fatalf("%s: only %d pods created", phase, len(pods))
+		problems = append(problems, fmt.Sprintf("only %d pods created", len(pods)))
 	}
 	counts := map[string]int{}
 	var versions []string
 	for _, p := range pods {
-		v := ""
 		switch {
 		case p.err != nil:
-			t.Errorf("%s: pod %s (created at %s) refused: %v", phase, p.name, p.at.Format(time.TimeOnly), p.err)
-			continue
+			refused = append(refused, fmt.Sprintf("pod %s (created at %s): %v", p.name, p.at.Format("15:04:05.000"), p.err))
 		case p.image == from.ref("redirector") && p.status == from.status:
-			v = from.version
+			versions = append(versions, from.version)
 		case p.image == to.ref("redirector") && p.status == to.status:
-			v = to.version
+			versions = append(versions, to.version)
 		default:
-			t.Errorf("%s: pod %s injected with redirector %q and status %q, which are neither release %s's (%s, %s) nor %s's (%s, %s)",
-				phase, p.name, p.image, p.status, from.version, from.ref("redirector"), from.status, to.version, to.ref("redirector"), to.status)
-			continue
+			neither = append(neither, fmt.Sprintf("pod %s: redirector %q, status %q", p.name, p.image, p.status))
 		}
+	}
+	for _, v := range versions {
 		counts[v]++
-		versions = append(versions, v)
 	}
-	t.Logf("%s: %d pods, injected by %v", phase, len(pods), counts)
+	summary := func(what string, list []string) {
+		switch len(list) {
+		case 0:
+		case 1:
+			problems = append(problems, fmt.Sprintf("1 of %d pods %s: %s", len(pods), what, list[0]))
+		default:
+			problems = append(problems, fmt.Sprintf("%d of %d pods %s; the first: %s; the last: %s", len(list), len(pods), what, list[0], list[len(list)-1]))
+		}
+	}
+	summary("refused", refused)
+	summary(fmt.Sprintf("injected by neither release %s (%s, %s) nor %s (%s, %s)", from.version, from.ref("redirector"), from.status, to.version, to.ref("redirector"), to.status), neither)
 	if len(versions) > 0 && (versions[0] != from.version || versions[len(versions)-1] != to.version) {
-		t.Errorf("%s: the first pod injected by %s and the last by %s, want %s then %s", phase, versions[0], versions[len(versions)-1], from.version, to.version)
+		problems = append(problems, fmt.Sprintf("the first pod injected by %s and the last by %s, want %s then %s", versions[0], versions[len(versions)-1], from.version, to.version))
 	}
+	return counts, problems
 }
 
 // steadyPod is a pod that runs as its own user with no capabilities (what
@@ -686,4 +707,49 @@ func ctr(socket string, args ...string) (string, error) {
 	cmd := exec.Command("ctr", append([]string{"--address", socket, "-n", "k8s.io"}, args...)...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// TestVersionProblems: versionProblems finds each kind of problem, and
+// none in a clean switch from one release to the other (no cluster).
+func TestVersionProblems(t *testing.T) {
+	digest := func(c string) string { return "sha256:" + strings.Repeat(c, 64) }
+	a := published{version: "1.0.0", status: "a", images: map[string]releases.Image{"redirector": {Repository: "r/redirector", Digest: digest("a")}}}
+	b := published{version: "1.1.0", status: "b", images: map[string]releases.Image{"redirector": {Repository: "r/redirector", Digest: digest("b")}}}
+	pod := func(i int, p published) created {
+		return created{name: fmt.Sprintf("p-%03d", i), image: p.ref("redirector"), status: p.status}
+	}
+	clean := func() []created {
+		var pods []created
+		for i := range 12 {
+			pods = append(pods, pod(i, map[bool]published{true: a, false: b}[i < 6]))
+		}
+		return pods
+	}
+	for _, tc := range []struct {
+		name   string
+		change func([]created) []created
+		want   []string
+	}{
+		{"a clean switch", func(p []created) []created { return p }, nil},
+		{"too few", func(p []created) []created { return p[:5] }, []string{"only 5 pods created"}},
+		{"refusals", func(p []created) []created {
+			p[6].err, p[7].err = errors.New("denied six"), errors.New("denied seven")
+			return p
+		}, []string{"2 of 12 pods refused; the first: pod p-006", "denied six", "the last: pod p-007", "denied seven"}},
+		{"a mix", func(p []created) []created { p[3].status = b.status; return p }, []string{"1 of 12 pods injected by neither", "pod p-003"}},
+		{"the wrong way round", func(p []created) []created { slices.Reverse(p); return p }, []string{"the first pod injected by 1.1.0 and the last by 1.0.0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, problems := versionProblems(tc.change(clean()), a, b)
+			got := strings.Join(problems, "\n")
+			if len(tc.want) == 0 && got != "" {
+				t.Errorf("problems %q, want none", got)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("problems %q, want %q in them", got, w)
+				}
+			}
+		})
+	}
 }
