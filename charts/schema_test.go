@@ -50,9 +50,6 @@ func TestSchemaRejects(t *testing.T) {
 		{"logFormat", map[string]any{"webhook": map[string]any{"inject": map[string]any{"logFormat": "JSON"}}}, []string{"/webhook/inject/logFormat"}},
 		{"unknown redirect setting", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"outbound-port": "15001"}}}}, []string{"outbound-port"}},
 		{"iptables mode", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"iptables-mode": "xt"}}}}, []string{"iptables-mode"}},
-		// certs.mode and certs.certManager were replaced by certManager.enabled and certs.existingSecret.
-		{"old certs.mode", map[string]any{"certs": map[string]any{"mode": "cert-manager"}}, []string{"mode"}},
-		{"old certs.certManager", map[string]any{"certs": map[string]any{"certManager": map[string]any{"duration": "720h"}}}, []string{"certManager"}},
 		{"certManager.enabled a string", map[string]any{"certManager": map[string]any{"enabled": "true"}}, []string{"/certManager/enabled", "boolean"}},
 		{"existingSecret a string", map[string]any{"certs": map[string]any{"existingSecret": "yes"}}, []string{"/certs/existingSecret", "boolean"}},
 		{"issuerRef without name", map[string]any{"certManager": map[string]any{"issuerRef": map[string]any{"kind": "ClusterIssuer"}}}, []string{"/certManager/issuerRef"}},
@@ -180,5 +177,31 @@ func TestIgnoredPortsCanonical(t *testing.T) {
 		if _, err := charts.Render(charts.Options{Values: redirectSetting("ignored-inbound-ports", v)}); err != nil {
 			t.Errorf("ports and ranges as the redirector renders them %q: %v", v, err)
 		}
+	}
+}
+
+// TestRemovedValues: a key an earlier chart took and this one replaced
+// fails the install with an error naming it and what replaced it.
+func TestRemovedValues(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		values map[string]any
+		want   []string // all in the error
+	}{
+		{"certs.mode", map[string]any{"certs": map[string]any{"mode": "cert-manager"}}, []string{"certs.mode (cert-manager) was replaced", "certManager.enabled=true", "certs.existingSecret=true"}},
+		{"certs.mode self-managed", map[string]any{"certs": map[string]any{"mode": "self-managed"}}, []string{"certs.mode (self-managed) was replaced"}},
+		{"certs.certManager", map[string]any{"certs": map[string]any{"certManager": map[string]any{"duration": "720h"}}}, []string{"certs.certManager was replaced by certManager", "certManager.enabled=true"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := charts.Render(charts.Options{Values: tc.values})
+			if err == nil {
+				t.Fatalf("values %v rendered; want them refused", tc.values)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not say %q:\n%v", w, err)
+				}
+			}
+		})
 	}
 }

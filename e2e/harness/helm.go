@@ -61,6 +61,11 @@ func (c *Cluster) helm() (*action.Configuration, error) {
 	return cfg, nil
 }
 
+// HelmConfig is Helm's action configuration for the release namespace, as
+// Install uses it, for a test that runs Helm's actions itself (the release
+// test installs, upgrades and rolls back charts pulled from a registry).
+func (c *Cluster) HelmConfig() (*action.Configuration, error) { return c.helm() }
+
 // Install is `helm upgrade --install --reset-values --wait`: it installs
 // the chart with vals (over its values.yaml), or upgrades the release to
 // exactly those values, and waits for the webhook's rollout. Replaced
@@ -98,7 +103,15 @@ func (c *Cluster) Install(ctx context.Context, vals map[string]any) error {
 			return fmt.Errorf("helm upgrade: %w", err)
 		}
 	}
-	if vals["injector"] == "policy" {
+	return c.WaitInjecting(ctx, vals["injector"] == "policy")
+}
+
+// WaitInjecting waits, after Helm changed the release, until its injector
+// injects with the release's configuration: the webhook's rollout done
+// (exactly its replicas, Ready, the replaced ones gone), or with the policy
+// injector (policy) no webhook pod left and the API server injecting.
+func (c *Cluster) WaitInjecting(ctx context.Context, policy bool) error {
+	if policy {
 		// No webhook: the API server injects. A webhook of an earlier
 		// install stops serving as its pods go.
 		if err := c.waitNoWebhookPods(ctx); err != nil {
@@ -128,7 +141,10 @@ func (c *Cluster) waitInjector(ctx context.Context) error {
 		return fmt.Errorf("ConfigMap %s/%s: %w", ReleaseNamespace, WebhookName, err)
 	}
 	want := webhook.Status{InitContainers: []string{RedirectName}, Config: webhook.ConfigHash([]byte(cm.Data["config.yaml"]))}.String()
-	probe := pod("meshinit-probe", map[string]string{InjectLabel: "true"}, nil, container("app", "registry.invalid/probe:1", nil))
+	// It runs as its own UID and GID with no capabilities, so that the
+	// chart's default RedirectPolicy (interception Required) admits it too.
+	ownIdentity := map[string]any{"runAsUser": 1000, "runAsGroup": 1000, "runAsNonRoot": true, "allowPrivilegeEscalation": false, "capabilities": map[string]any{"drop": []any{"ALL"}}}
+	probe := pod("meshinit-probe", map[string]string{InjectLabel: "true"}, nil, container("app", "registry.invalid/probe:1", ownIdentity))
 	err = poll.Until(ctx, time.Second, time.Minute, func(ctx context.Context) error {
 		got, err := c.Kubectl(ctx, probe, "-n", "default", "create", "--dry-run=server", "-f", "-", "-o", `jsonpath={.metadata.annotations.meshinit\.io/status}`)
 		if err != nil || got != want {
