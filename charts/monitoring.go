@@ -19,11 +19,14 @@ package charts
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 )
 
 // A Query is one PromQL expression of the chart's monitoring objects and
@@ -166,4 +169,61 @@ func SampleNames(exposition string) map[string]bool {
 		}
 	}
 	return out
+}
+
+// UnservedMonitoringNames returns every metric the chart's PrometheusRule
+// and Grafana dashboard name, and every series of the alerts' promtool unit
+// tests (the file alertTests), with where each is named, and those of them
+// that are not among the samples of exposition (a running webhook's
+// /metrics): an alert or panel that would wait on a series that never
+// comes. `up` is Prometheus's own, one per target it scrapes.
+func UnservedMonitoringNames(exposition, alertTests string) (named, unserved []string, err error) {
+	served := SampleNames(exposition)
+	objs, err := Objects(Options{Values: map[string]any{"metrics": map[string]any{
+		"serviceMonitor": map[string]any{"enabled": true},
+		"prometheusRule": map[string]any{"enabled": true},
+		"dashboard":      map[string]any{"enabled": true},
+	}}}, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	queries, err := MonitoringQueries(objs)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := os.ReadFile(alertTests)
+	if err != nil {
+		return nil, nil, err
+	}
+	var unitTests struct {
+		Tests []struct {
+			Name        string
+			InputSeries []struct{ Series string } `json:"input_series"`
+		}
+	}
+	if err := yaml.Unmarshal(raw, &unitTests); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", alertTests, err)
+	}
+	for _, tc := range unitTests.Tests {
+		for _, s := range tc.InputSeries {
+			queries = append(queries, Query{Where: filepath.Base(alertTests) + ", " + tc.Name, Expr: s.Series})
+		}
+	}
+	if len(queries) < 10 {
+		return nil, nil, fmt.Errorf("only %d queries in the chart's monitoring objects: %v", len(queries), queries)
+	}
+	seen := map[string]bool{}
+	for _, q := range queries {
+		for _, name := range MetricNames(q.Expr) {
+			if !seen[name] {
+				seen[name] = true
+				named = append(named, name)
+			}
+			if name != "up" && !served[name] {
+				unserved = append(unserved, fmt.Sprintf("%s names %s", q.Where, name))
+			}
+		}
+	}
+	slices.Sort(named)
+	return named, unserved, nil
 }

@@ -18,13 +18,17 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/e2e/harness"
 )
 
@@ -129,6 +133,12 @@ func endToEnd(t *testing.T, ctx context.Context, e *env, injector string) {
 		}
 	}) {
 		t.FailNow()
+	}
+
+	if !policyMode {
+		timed("the webhook's /metrics, scraped as Prometheus with the chart's metrics-reader role does, serves every metric the alerts and the dashboard name", func(t *testing.T) {
+			scrapeMetrics(t, ctx, e)
+		})
 	}
 
 	timed("kube-controller-manager type-checks the ValidatingAdmissionPolicies without warnings", func(t *testing.T) {
@@ -501,4 +511,63 @@ func endToEnd(t *testing.T, ctx context.Context, e *env, injector string) {
 		}
 	})
 	t.Logf("timing: %s total %.1fs", injector, time.Since(began).Seconds())
+}
+
+// scrapeMetrics scrapes a webhook pod's /metrics on the local cluster as a
+// Prometheus bound to the chart's metrics-reader ClusterRole does (a
+// ServiceAccount token, HTTPS, the webhook's authentication and
+// authorization of the scraper), and checks that every metric the chart's
+// alerts, dashboard and the alerts' unit tests name is served
+// (charts.UnservedMonitoringNames).
+func scrapeMetrics(t *testing.T, ctx context.Context, e *env) {
+	if !e.IsLocal() {
+		t.Skip("skipped: the webhook pods' addresses are reached from this host on the local cluster only")
+	}
+	const scraper = "e2e-metrics-scraper"
+	e.must(t, ctx, "-n", releaseNamespace, "create", "serviceaccount", scraper)
+	e.must(t, ctx, "create", "clusterrolebinding", scraper, "--clusterrole="+release+"-metrics-reader", "--serviceaccount="+releaseNamespace+":"+scraper)
+	t.Cleanup(func() {
+		_, _ = e.Kubectl(context.Background(), "", "delete", "clusterrolebinding", scraper, "--ignore-not-found")
+		_, _ = e.Kubectl(context.Background(), "", "-n", releaseNamespace, "delete", "serviceaccount", scraper, "--ignore-not-found")
+	})
+	token := strings.TrimSpace(e.must(t, ctx, "-n", releaseNamespace, "create", "token", scraper, "--duration=10m"))
+	ip := strings.Fields(e.must(t, ctx, "-n", releaseNamespace, "get", "pods", "-l", webhookSelector, "-o", "jsonpath={.items[*].status.podIP}"))
+	if len(ip) == 0 {
+		t.Fatal("no webhook pod has an address")
+	}
+	// The serving certificate is checked by the webhook's own tests; here
+	// what is scraped matters.
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	var exposition string
+	if err := eventually(ctx, 60*time.Second, func() error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+net.JoinHostPort(ip[0], "8080")+"/metrics", nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET /metrics of %s as %s: %s: %.200s", ip[0], scraper, resp.Status, body)
+		}
+		exposition = string(body)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	named, unserved, err := charts.UnservedMonitoringNames(exposition, "../charts/testdata/alerts/alerts.test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range unserved {
+		t.Errorf("%s, which the webhook on the local cluster does not serve", u)
+	}
+	t.Logf("metrics named and served by the webhook on the local cluster: %v", named)
 }
