@@ -32,7 +32,6 @@ import (
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
-	"k8s.io/apiserver/pkg/cel/environment"
 
 	"github.com/meshinit/meshinit/charts"
 )
@@ -187,14 +186,7 @@ func evaluating(b *testing.B, c *compiled, r request, exprs ...string) func(int)
 	if len(exprs) == 0 {
 		exprs = []string{"true"}
 	}
-	accessors := make([]plugincel.ExpressionAccessor, len(exprs))
-	for i, e := range exprs {
-		accessors[i] = anyExpression(e)
-	}
-	cond := c.compiler.CompileCondition(accessors, policyVars, environment.StoredExpressions)
-	for _, err := range cond.CompilationErrors() {
-		b.Fatal(err)
-	}
+	cond := c.expressions(b, exprs)
 	va := r.attributes(b)
 	req := plugincel.CreateAdmissionRequest(va.Attributes, metav1.GroupVersionResource{}, metav1.GroupVersionKind(va.VersionedKind))
 	vars := plugincel.OptionalVariableBindings{VersionedParams: r.params}

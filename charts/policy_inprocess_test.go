@@ -162,9 +162,8 @@ type anyExpression string
 func (e anyExpression) GetExpression() string      { return string(e) }
 func (e anyExpression) ReturnTypes() []*celgo.Type { return []*celgo.Type{celgo.AnyType} }
 
-// eval evaluates ad-hoc expressions (typically "variables.<name>") for a
-// request and converts each result to the Go type of the matching out pointer.
-func (c *compiled) eval(t testing.TB, r request, exprs []string, out ...any) {
+// expressions compiles ad-hoc expressions over the policy's variables.
+func (c *compiled) expressions(t testing.TB, exprs []string) plugincel.ConditionEvaluator {
 	t.Helper()
 	accessors := make([]plugincel.ExpressionAccessor, len(exprs))
 	for i, e := range exprs {
@@ -174,6 +173,14 @@ func (c *compiled) eval(t testing.TB, r request, exprs []string, out ...any) {
 	for _, err := range cond.CompilationErrors() {
 		t.Fatal(err)
 	}
+	return cond
+}
+
+// eval evaluates ad-hoc expressions (typically "variables.<name>") for a
+// request and converts each result to the Go type of the matching out pointer.
+func (c *compiled) eval(t testing.TB, r request, exprs []string, out ...any) {
+	t.Helper()
+	cond := c.expressions(t, exprs)
 	va := r.attributes(t)
 	req := plugincel.CreateAdmissionRequest(va.Attributes, metav1.GroupVersionResource{}, metav1.GroupVersionKind(va.VersionedKind))
 	results, _, err := cond.ForInput(context.Background(), va, req, plugincel.OptionalVariableBindings{VersionedParams: r.params}, r.namespace, celconfig.RuntimeCELCostBudget)
