@@ -29,7 +29,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -615,8 +614,7 @@ func versionProblems(pods []created, from, to published) (counts map[string]int,
 func imageMismatch(err error, from, to published) bool {
 	msg := err.Error()
 	names := func(found, trusted string) bool {
-		return strings.Contains(msg, "its image "+strconv.Quote(found[:min(len(found), 64)])[:min(len(found), 64)+1]) &&
-			strings.Contains(msg, " is not "+strconv.Quote(trusted))
+		return strings.Contains(msg, `its image "`+found[:min(len(found), 64)]) && strings.Contains(msg, ` is not "`+trusted+`"`)
 	}
 	a, b := from.ref("redirector"), to.ref("redirector")
 	return strings.Contains(msg, "meshinit-redirect is not meshinit's") && (names(a, b) || names(b, a))
