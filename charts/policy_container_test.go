@@ -52,6 +52,22 @@ const msgEnv = "its env is not exactly MESHINIT_POD_NAMESPACE, MESHINIT_POD_NAME
 // redirectImage is the chart's default image of meshinit's init container.
 const redirectImage = "ghcr.io/meshinit/redirector:0.1.0"
 
+// trustName names the policy that checks the image of meshinit's init
+// container (trust-redirector.yaml), its bindings' prefix and its
+// ConfigMap; trustNamespaceBinding is its binding for namespaces labelled
+// meshinit.io/injection=enabled.
+const (
+	trustName             = "meshinit-redirector-trust"
+	trustNamespaceBinding = trustName + "-namespace"
+)
+
+// msgUntrusted is the trust policy's message for a meshinit-redirect with
+// image found (as quoted, cut after 64 characters) while only the chart's
+// image is trusted.
+func msgUntrusted(found string) string {
+	return `init container meshinit-redirect is not meshinit's: its image "` + found + `" is not "` + redirectImage + `"`
+}
+
 // meshinitArgs is how many arguments meshinit's init container has: apply
 // and every setting.
 var meshinitArgs = 1 + len(redirect.Defaults().Args())
@@ -70,12 +86,15 @@ var containerCases = []struct {
 	{name: "as the webhook writes it, from annotations", pod: pod("ok",
 		annotations(excludeInbound, "22", excludeOutbound, "53", includeInbound, "80,8443,9443", excludeCIDRs, "169.254.169.254", includeCIDRs, "0.0.0.0/0,::/0"),
 		injected)},
-	{name: "only the name", pod: pod("p", withInit(corev1.Container{Name: initContainerName, Image: "meshinit/redirector"})),
-		want: verdict{clusterBinding, msgNotMeshinit(`its image "meshinit/redirector" is not "` + redirectImage + `"`), metav1.StatusReasonForbidden}},
+	// Its name and image are not enough (the RedirectPolicy's policy
+	// refuses); another image is refused by the trust policy whatever else
+	// the container holds.
+	{name: "only the name and image", pod: pod("p", withInit(corev1.Container{Name: initContainerName, Image: redirectImage})),
+		want: verdict{clusterBinding, msgNotMeshinit(msgEnv), metav1.StatusReasonForbidden}},
 	{name: "another image", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Image = "ghcr.io/meshinit/redirector:0.0.9" })),
-		want: verdict{clusterBinding, msgNotMeshinit(`its image "ghcr.io/meshinit/redirector:0.0.9" is not "` + redirectImage + `"`), metav1.StatusReasonForbidden}},
+		want: verdict{trustNamespaceBinding, msgUntrusted("ghcr.io/meshinit/redirector:0.0.9"), metav1.StatusReasonForbidden}},
 	{name: "the image by digest", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Image = redirectImage + "@sha256:" + strings.Repeat("0", 64) })),
-		want: verdict{clusterBinding, msgNotMeshinit(`its image "` + redirectImage + "@sha256:" + strings.Repeat("0", 64-len(redirectImage)-8) + `..." is not "` + redirectImage + `"`), metav1.StatusReasonForbidden}},
+		want: verdict{trustNamespaceBinding, msgUntrusted(redirectImage + "@sha256:" + strings.Repeat("0", 64-len(redirectImage)-8) + "..."), metav1.StatusReasonForbidden}},
 	{name: "a command", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Command = []string{"/bin/true"} })),
 		want: verdict{clusterBinding, msgNotMeshinit("it sets command"), metav1.StatusReasonForbidden}},
 	{name: "an extra argument", pod: pod("p", injected, forged(func(c *corev1.Container) { c.Args = append(c.Args, "--exclude-outbound-cidrs=0.0.0.0/0") })),
@@ -250,7 +269,7 @@ func testPodUpdate(t *testing.T, c *cluster) {
 		want   verdict
 	}{
 		{"meshinit's image swapped", func(p *corev1.Pod) { p.Spec.InitContainers[0].Image = "evil/redirector:0.1.0" },
-			verdict{clusterBinding, msgNotMeshinit(`its image "evil/redirector:0.1.0" is not "` + redirectImage + `"`), metav1.StatusReasonForbidden}},
+			verdict{trustNamespaceBinding, msgUntrusted("evil/redirector:0.1.0"), metav1.StatusReasonForbidden}},
 		{"another init container's image", func(p *corev1.Pod) { p.Spec.InitContainers[1].Image = "setup:v2" }, verdict{}},
 		{"labels, even a violating annotation", func(p *corev1.Pod) {
 			p.Labels["relabelled"] = "yes"
@@ -288,7 +307,7 @@ func TestWebhookDown(t *testing.T) {
 	// Created for real, so that the audit log records the webhook failing open.
 	forgedPod := pod("forged", injected, forged(func(c *corev1.Container) { c.Image = "evil/redirector" }))
 	forgedPod.Namespace = "team-a"
-	want := msgNotMeshinit(`its image "evil/redirector" is not "` + redirectImage + `"`)
+	want := msgUntrusted("evil/redirector")
 	n := 0
 	testkit.Eventually(t, 30*time.Second, "the webhook failing open and the policy refusing", func() error {
 		n++

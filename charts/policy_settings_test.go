@@ -22,7 +22,10 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/meshinit/meshinit/api/v1alpha1"
+	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/redirect"
 )
 
@@ -82,8 +85,12 @@ func readChartSettings(t *testing.T, values map[string]any) chartSettings {
 	c := compile(t, chartPolicy(t, values))
 	r := request{object: pod("p"), namespace: namespace("team"), params: redirectPolicy(releaseNamespace, "default", v1alpha1.RedirectPolicySpec{})}
 	var s chartSettings
-	c.eval(t, r, []string{"variables.redirectImage", "variables.chartArgs", "variables.podArgs", "variables.proxyUID", "variables.proxyGID", "variables.redirectFirst"},
-		&s.image, &s.args, &s.podArgs, &s.uid, &s.gid, &s.first)
+	// The image: what the trust policy's ConfigMap names as current.
+	var trust corev1.ConfigMap
+	charts.DecodeOne(t, chartPolicyObjects(t, values), "ConfigMap", trustName, &trust)
+	s.image = trust.Data["current"]
+	c.eval(t, r, []string{"variables.chartArgs", "variables.podArgs", "variables.proxyUID", "variables.proxyGID", "variables.redirectFirst"},
+		&s.args, &s.podArgs, &s.uid, &s.gid, &s.first)
 	s.listDefaults = map[string]string{}
 	for a, prefix := range listAnnotations() {
 		var v string

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -104,7 +105,9 @@ func (p published) ref(n string) string { return p.images[n].Repository + "@" + 
 // namespace every 500ms: every create is admitted, every pod is injected,
 // by one version (A's or B's redirector by digest with that version's
 // status, never a mix), the first by the old version and the last by the
-// new. Helm installs the CRD from the chart's crds/ on the first install
+// new; the policies trust both versions' redirector throughout (the
+// ConfigMap the chart renders holds the target's as current, and the hook
+// Job has written the one left as previous; the hook's objects are gone). Helm installs the CRD from the chart's crds/ on the first install
 // and never changes it after, so before each upgrade and rollback the test
 // takes the documented step (docs/install.md, "Upgrade"): the target
 // version's crds/ applied with kubectl; the API server then accepts
@@ -193,6 +196,7 @@ func testReleaseUpgradeRollback(t *testing.T, injector string) {
 	e.pinnedPods(t, ctx, a, policy)
 	e.helmTest(t, ctx, a)
 	e.crdHasMarker(t, ctx, false)
+	e.trusted(t, ctx, a, published{})
 
 	ns := e.createNamespace(t, ctx, "e2e-release", map[string]string{harness.InjectionLabel: "enabled"})
 	testApp := a.ref("test-app")
@@ -215,6 +219,7 @@ func testReleaseUpgradeRollback(t *testing.T, injector string) {
 		t.Fatalf("A and B inject with the same status %q: the pods cannot say which injected them", a.status)
 	}
 	checkVersions(t, "upgrade", created, a, b)
+	e.trusted(t, ctx, b, a)
 	e.pinnedPods(t, ctx, b, policy)
 	e.crdHasMarker(t, ctx, true)
 	e.helmTest(t, ctx, b)
@@ -237,6 +242,7 @@ func testReleaseUpgradeRollback(t *testing.T, injector string) {
 	})
 	t.Logf("timing: helm rollback to %s %.1fs, %d pods created meanwhile", a.version, time.Since(began).Seconds(), len(created))
 	checkVersions(t, "rollback", created, b, a)
+	e.trusted(t, ctx, a, b)
 	e.pinnedPods(t, ctx, a, policy)
 	e.crdHasMarker(t, ctx, false)
 
@@ -257,6 +263,11 @@ func testReleaseUpgradeRollback(t *testing.T, injector string) {
 			}
 		}
 	}
+	for _, kind := range []string{"configmap", "job", "serviceaccount", "role", "rolebinding"} {
+		if out, err := e.Kubectl(ctx, harness.ReleaseNamespace, "get", kind, trustName, "-o", "name", "--ignore-not-found"); err != nil || strings.TrimSpace(out) != "" {
+			left = append(left, fmt.Sprintf("%s %s (%v)", kind, strings.TrimSpace(out), err))
+		}
+	}
 	if len(left) > 0 {
 		t.Errorf("helm uninstall left %v", left)
 	}
@@ -273,6 +284,41 @@ func testReleaseUpgradeRollback(t *testing.T, injector string) {
 	}
 	if len(p.Spec.InitContainers) != 0 || p.Annotations[harness.StatusAnnotation] != "" {
 		t.Errorf("after helm uninstall a pod was injected: init containers %v, status %q", p.Spec.InitContainers, p.Annotations[harness.StatusAnnotation])
+	}
+}
+
+// trustName names the ConfigMap of the redirector images the policies
+// trust and the hook objects that write it (release "meshinit").
+const trustName = "meshinit-redirector-trust"
+
+// trusted checks that the policies trust current's redirector image and
+// previous's (none when previous is the zero value), as the ConfigMap the
+// chart renders (current) and its hook Job writes (previous) say, and that
+// the hook left nothing behind: its Job, ServiceAccount, Role and
+// RoleBinding go once it has succeeded.
+func (e *env) trusted(t *testing.T, ctx context.Context, current, previous published) {
+	t.Helper()
+	out, err := e.Kubectl(ctx, harness.ReleaseNamespace, "get", "configmap", trustName, "-o", "jsonpath={.data}")
+	if err != nil {
+		t.Errorf("the trusted redirector images: %v", err)
+		return
+	}
+	var data map[string]string
+	if err := json.Unmarshal([]byte(out), &data); err != nil {
+		t.Errorf("ConfigMap %s data %q: %v", trustName, out, err)
+		return
+	}
+	want := map[string]string{"current": current.ref("redirector")}
+	if previous.version != "" {
+		want["previous"] = previous.ref("redirector")
+	}
+	if !maps.Equal(data, want) {
+		t.Errorf("ConfigMap %s holds %v, want %v", trustName, data, want)
+	}
+	for _, kind := range []string{"job", "serviceaccount", "role", "rolebinding"} {
+		if out, err := e.Kubectl(ctx, harness.ReleaseNamespace, "get", kind, trustName, "-o", "name", "--ignore-not-found"); err != nil || strings.TrimSpace(out) != "" {
+			t.Errorf("the trust hook's %s is left: %q, %v", kind, out, err)
+		}
 	}
 }
 
@@ -538,14 +584,8 @@ func (e *env) whileCreating(t *testing.T, ctx context.Context, client kubernetes
 // to release to (versionProblems).
 func checkVersions(t *testing.T, phase string, pods []created, from, to published) {
 	t.Helper()
-	counts, problems, window := versionProblems(pods, from, to)
+	counts, problems := versionProblems(pods, from, to)
 	t.Logf("%s: %d pods, injected by %v", phase, len(pods), counts)
-	if window != "" {
-		// Issue 24's open problem, measured here: the RedirectPolicy's
-		// policy trusts one redirector image, and Helm replaces it while
-		// the other release's injector still injects its own.
-		t.Logf("%s: KNOWN PROBLEM (issue 24, docs/install.md): %s", phase, window)
-	}
 	for _, p := range problems {
 		t.Errorf("%s: %s", phase, p)
 	}
@@ -556,12 +596,9 @@ func checkVersions(t *testing.T, phase string, pods []created, from, to publishe
 // status both that release's), the first by from and the last by to. It
 // returns how many pods each release injected and what is wrong: refusals
 // and pods of neither release counted, with the first and the last of
-// each, so that a window of refusals reads as one. The refusals of the
-// known problem (one release's redirector image refused as not the
-// other's, while both injectors are live) are returned apart, in window,
-// and are not problems here until that is fixed; any other refusal is.
-func versionProblems(pods []created, from, to published) (counts map[string]int, problems []string, window string) {
-	var refused, neither, mismatched []string
+// each, so that a window of refusals reads as one.
+func versionProblems(pods []created, from, to published) (counts map[string]int, problems []string) {
+	var refused, neither []string
 	if len(pods) < 10 {
 		problems = append(problems, fmt.Sprintf("only %d pods created", len(pods)))
 	}
@@ -569,8 +606,6 @@ func versionProblems(pods []created, from, to published) (counts map[string]int,
 	var versions []string
 	for _, p := range pods {
 		switch {
-		case p.err != nil && imageMismatch(p.err, from, to):
-			mismatched = append(mismatched, fmt.Sprintf("pod %s (created at %s)", p.name, p.at.Format("15:04:05.000")))
 		case p.err != nil:
 			refused = append(refused, fmt.Sprintf("pod %s (created at %s): %v", p.name, p.at.Format("15:04:05.000"), p.err))
 		case p.image == from.ref("redirector") && p.status == from.status:
@@ -584,40 +619,21 @@ func versionProblems(pods []created, from, to published) (counts map[string]int,
 	for _, v := range versions {
 		counts[v]++
 	}
-	summarize := func(what string, list []string) string {
+	summary := func(what string, list []string) {
 		switch len(list) {
 		case 0:
-			return ""
 		case 1:
-			return fmt.Sprintf("1 of %d pods %s: %s", len(pods), what, list[0])
-		}
-		return fmt.Sprintf("%d of %d pods %s; the first: %s; the last: %s", len(list), len(pods), what, list[0], list[len(list)-1])
-	}
-	summary := func(what string, list []string) {
-		if s := summarize(what, list); s != "" {
-			problems = append(problems, s)
+			problems = append(problems, fmt.Sprintf("1 of %d pods %s: %s", len(pods), what, list[0]))
+		default:
+			problems = append(problems, fmt.Sprintf("%d of %d pods %s; the first: %s; the last: %s", len(list), len(pods), what, list[0], list[len(list)-1]))
 		}
 	}
-	window = summarize("refused because one release's redirector image is not the other's", mismatched)
 	summary("refused", refused)
 	summary(fmt.Sprintf("injected by neither release %s (%s, %s) nor %s (%s, %s)", from.version, from.ref("redirector"), from.status, to.version, to.ref("redirector"), to.status), neither)
 	if len(versions) > 0 && (versions[0] != from.version || versions[len(versions)-1] != to.version) {
 		problems = append(problems, fmt.Sprintf("the first pod injected by %s and the last by %s, want %s then %s", versions[0], versions[len(versions)-1], from.version, to.version))
 	}
-	return counts, problems, window
-}
-
-// imageMismatch reports whether err is the RedirectPolicy's refusal of a
-// meshinit-redirect whose image is one release's while the policy trusts
-// the other's: "its image <the one, quoted, cut after 64 characters> is
-// not <the other, quoted>".
-func imageMismatch(err error, from, to published) bool {
-	msg := err.Error()
-	names := func(found, trusted string) bool {
-		return strings.Contains(msg, `its image "`+found[:min(len(found), 64)]) && strings.Contains(msg, ` is not "`+trusted+`"`)
-	}
-	a, b := from.ref("redirector"), to.ref("redirector")
-	return strings.Contains(msg, "meshinit-redirect is not meshinit's") && (names(a, b) || names(b, a))
+	return counts, problems
 }
 
 // steadyPod is a pod that runs as its own user with no capabilities (what
@@ -766,18 +782,15 @@ func TestVersionProblems(t *testing.T) {
 			p[6].err, p[7].err = errors.New("denied six"), errors.New("denied seven")
 			return p
 		}, []string{"2 of 12 pods refused; the first: pod p-006", "denied six", "the last: pod p-007", "denied seven"}},
-		{"the known problem: one release's image refused as not the other's", func(p []created) []created {
+		{"one release's image refused as not the other's", func(p []created) []created {
 			p[6].err = fmt.Errorf("admission webhook denied: init container meshinit-redirect is not meshinit's: its image %q is not %q", a.ref("redirector"), b.ref("redirector"))
 			return p
-		}, nil},
+		}, []string{"1 of 12 pods refused: pod p-006", "its image"}},
 		{"a mix", func(p []created) []created { p[3].status = b.status; return p }, []string{"1 of 12 pods injected by neither", "pod p-003"}},
 		{"the wrong way round", func(p []created) []created { slices.Reverse(p); return p }, []string{"the first pod injected by 1.1.0 and the last by 1.0.0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, problems, window := versionProblems(tc.change(clean()), a, b)
-			if known := strings.HasPrefix(tc.name, "the known problem"); known != (window != "") {
-				t.Errorf("window %q, want one: %v", window, known)
-			}
+			_, problems := versionProblems(tc.change(clean()), a, b)
 			got := strings.Join(problems, "\n")
 			if len(tc.want) == 0 && got != "" {
 				t.Errorf("problems %q, want none", got)

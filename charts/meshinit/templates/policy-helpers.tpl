@@ -131,8 +131,8 @@ helm test's proxy when tests are enabled.
 
 {{- /*
 meshinit.policy.redirectVariables: the variables that recognise meshinit's
-init container by what it runs, not by its name: the chart's image, no
-command, exactly the chart's arguments (the lists a pod sets are only
+init container by what it runs, not by its name: no command, exactly the
+chart's arguments (the lists a pod sets are only
 prefixes here: the RedirectPolicy's policy checks their values), its one
 mount (the empty directory at the service-account token path), nothing
 that changes what the redirector finds or when it runs; with placement
@@ -141,13 +141,13 @@ meshinit-redirect ({} when there is none), variables.redirectProblem why it
 is not meshinit's ('' when it is), variables.injected whether the pod has
 meshinit's. Needs variables.pod. Shared by the RedirectPolicy's policy and
 the PodSecurity guard (podsecurity-validatingadmissionpolicy.yaml), so both
-recognise the same container.
+recognise the same container. Its image is not among them: a second policy
+(trust-redirector.yaml), bound wherever these two are, refuses an image that
+is not one the release trusts, which during an upgrade or a rollback is
+either version's.
 */ -}}
 {{- define "meshinit.policy.redirectVariables" -}}
 # What the chart configures the webhook to inject (webhook.inject).
-- name: redirectImage
-  expression: |-
-    {{ include "meshinit.redirect.image" . | toJson }}
 - name: chartArgs
   expression: |-
     {{ include "meshinit.policy.chartArgs" . }}
@@ -198,9 +198,7 @@ recognise the same container.
 # Why the init container named meshinit-redirect is not meshinit's; '' when it is.
 - name: redirectProblem
   expression: |-
-    variables.redirect.?image.orValue('') != variables.redirectImage
-      ? 'its image ' + {{ include "meshinit.policy.quoted" "variables.redirect.?image.orValue('')" }} + ' is not ' + strings.quote(variables.redirectImage)
-    : variables.redirect.?command.orValue([]).size() > 0 ? 'it sets command'
+    variables.redirect.?command.orValue([]).size() > 0 ? 'it sets command'
     : variables.redirectFields.size() > 0 ? 'it sets ' + variables.redirectFields[0]
     : !variables.redirectEnvCanonical ? {{ include "meshinit.policy.envProblem" . | toJson }}
     : !variables.redirectMountsCanonical
