@@ -39,8 +39,11 @@ limitations under the License.
 // (webhookserver.go) bounds request headers and connections; reviews reach
 // the handler through a limiter (limit.go) that bounds the memory their
 // bodies hold, whoever sends them. The command is
-// webhook/cmd/meshinit-webhook. The manifests that register the webhook
-// live in the Helm chart, charts/meshinit.
+// webhook/cmd/meshinit-webhook; its subcommand trust-redirector (trust.go)
+// is the chart's pre-upgrade and pre-rollback hook, which adds the target
+// redirector image to the trust ConfigMap the chart's policies read. The
+// manifests that register the webhook live in the Helm chart,
+// charts/meshinit.
 //
 // The chart's other injector (injector: policy) does the same inside the
 // API server, in CEL written after this package's code

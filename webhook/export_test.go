@@ -26,6 +26,10 @@ import (
 // ApplyPatch is applyPatch, for the tests of package webhook_test.
 var ApplyPatch = applyPatch
 
+// TrustMain is trustMain, the trust-redirector subcommand Main runs, for
+// the tests of package webhook_test to run with their own API client.
+var TrustMain = trustMain
+
 // CorpusCase is one case of testdata/pods (see podCase) as the tests of
 // package webhook_test run it through an API server.
 type CorpusCase struct {

@@ -36,8 +36,13 @@ var Version = "dev"
 // Main is the webhook server's command line, what
 // webhook/cmd/meshinit-webhook runs: it parses args (without the program
 // name) into ServerOptions (and certs.Options), sets up a structured
-// logger, runs Serve until ctx ends, and returns the exit code.
+// logger, runs Serve until ctx ends, and returns the exit code. With the
+// first argument trust-redirector it runs that subcommand instead
+// (trust.go).
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == TrustCommand {
+		return trustMain(ctx, args[1:], stdout, stderr, inClusterClient)
+	}
 	var o ServerOptions
 	f, err := parseFlags(args, &o, stderr)
 	if errors.Is(err, flag.ErrHelp) {

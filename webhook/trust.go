@@ -1,0 +1,229 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webhook
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"regexp"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+)
+
+// TrustCommand is the subcommand that carries the redirector trust over an
+// upgrade or rollback: the chart's pre-upgrade and pre-rollback hook Job
+// runs `meshinit-webhook trust-redirector --namespace NS --configmap NAME
+// --image REF` before Helm changes anything.
+const TrustCommand = "trust-redirector"
+
+// The keys of the redirector trust ConfigMap. The chart renders current
+// (its own redirector image); previous is never rendered, only written
+// here, so that Helm's 3-way merge leaves it alone, on helm rollback too.
+const (
+	TrustCurrent  = "current"
+	TrustPrevious = "previous"
+)
+
+// TrustOptions are the trust-redirector subcommand's flags.
+type TrustOptions struct {
+	Namespace string // of the ConfigMap, the release's
+	ConfigMap string // the ConfigMap's name
+	Image     string // the redirector image the release is moving to
+}
+
+// trustData is the redirector trust ConfigMap's data once the release moves
+// to image, from its data old: with no current, image becomes current
+// (previous untouched); with current image, nothing changes; otherwise the
+// old current becomes previous and image current. Other keys are kept. It
+// returns a new map, and whether it differs from old.
+func trustData(old map[string]string, image string) (map[string]string, bool) {
+	data := maps.Clone(old)
+	if data == nil {
+		data = map[string]string{}
+	}
+	current := old[TrustCurrent]
+	switch {
+	case current == image:
+		return data, false
+	case current != "":
+		data[TrustPrevious] = current
+	}
+	data[TrustCurrent] = image
+	return data, true
+}
+
+// trustMain is the trust-redirector subcommand, args without the
+// subcommand's name; client makes its API client once the flags are
+// valid. It returns the exit code: 2 for invalid arguments, 1 for an API
+// error.
+func trustMain(ctx context.Context, args []string, stdout, stderr io.Writer, client func() (kubernetes.Interface, error)) int {
+	o, err := parseTrustFlags(args, stderr)
+	var printed flagError
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &printed):
+		return 2 // the flag package printed it, with the usage
+	case err != nil:
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(stderr, "%s: %s\n", TrustCommand, line)
+		}
+		return 2
+	}
+	cs, err := client()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: no API server configuration: %v\n", TrustCommand, err)
+		return 1
+	}
+	line, err := TrustRedirector(ctx, cs, o)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", TrustCommand, err)
+		return 1
+	}
+	fmt.Fprintln(stdout, line)
+	return 0
+}
+
+// flagError is an error the flag package printed itself.
+type flagError struct{ error }
+
+// parseTrustFlags parses and checks the subcommand's flags. The errors it
+// returns, one a line, are for the caller to print, except flagError.
+func parseTrustFlags(args []string, stderr io.Writer) (TrustOptions, error) {
+	var o TrustOptions
+	fs := flag.NewFlagSet("meshinit-webhook "+TrustCommand, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.Namespace, "namespace", "", "namespace of the redirector trust ConfigMap (the release's); required")
+	fs.StringVar(&o.ConfigMap, "configmap", "", "name of the redirector trust ConfigMap; required")
+	fs.StringVar(&o.Image, "image", "", "the redirector image the release moves to; required")
+	config.RegisterFlags(fs) // --kubeconfig, read by ctrl.GetConfig
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return o, err
+	} else if err != nil {
+		return o, flagError{err}
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q: settings are flags", fs.Arg(0))
+	}
+	var errs []error
+	for _, f := range []struct {
+		name, value string
+		check       func(string) []string
+	}{
+		{"namespace", o.Namespace, validation.IsDNS1123Label},
+		{"configmap", o.ConfigMap, validation.IsDNS1123Subdomain},
+		{"image", o.Image, checkImage},
+	} {
+		if f.value == "" {
+			errs = append(errs, fmt.Errorf("--%s: required", f.name))
+		} else if msgs := f.check(f.value); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--%s=%q: %s", f.name, f.value, strings.Join(msgs, "; ")))
+		}
+	}
+	return o, errors.Join(errs...)
+}
+
+// TrustRedirector moves the redirector trust ConfigMap o.Namespace/
+// o.ConfigMap to o.Image (trustData), retrying on conflicts with other
+// writers, and returns the line that says what it did. It never creates or
+// deletes the ConfigMap: Helm owns its existence. Without it (the
+// installed release keeps no redirector trust) there is nothing to carry
+// over, and it says so.
+func TrustRedirector(ctx context.Context, cs kubernetes.Interface, o TrustOptions) (string, error) {
+	what := fmt.Sprintf("redirector trust %s/%s", o.Namespace, o.ConfigMap)
+	cms := cs.CoreV1().ConfigMaps(o.Namespace)
+	var line string
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cm, err := cms.Get(ctx, o.ConfigMap, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			line = fmt.Sprintf("%s: no such ConfigMap: the installed release keeps no redirector trust, nothing carried over to %q", what, o.Image)
+			return nil
+		} else if err != nil {
+			return err
+		}
+		data, changed := trustData(cm.Data, o.Image)
+		if !changed {
+			line = fmt.Sprintf("%s unchanged: current %q", what, o.Image)
+			return nil
+		}
+		was := cm.Data[TrustCurrent]
+		cm = cm.DeepCopy()
+		cm.Data = data
+		if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: "meshinit-" + TrustCommand}); err != nil {
+			return err
+		}
+		line = fmt.Sprintf("%s: current %q, previous %q (was current %q)", what, data[TrustCurrent], data[TrustPrevious], was)
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("%s to %q: %w", what, o.Image, err)
+	}
+	return line, nil
+}
+
+// inClusterClient is the subcommand's API client, configured as Main's
+// (ctrl.GetConfig: --kubeconfig, $KUBECONFIG, in-cluster).
+func inClusterClient() (kubernetes.Interface, error) {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(cfg)
+}
+
+// The image reference grammar of the distribution project (the one the
+// kubelet parses a pod's image with, github.com/distribution/reference),
+// written out here because the shipped binaries link no image library
+// (deps_test.go): [host[:port]/]path[:tag][@digest], the path's
+// components lowercase, the digest one of the OCI image spec's registered
+// algorithms with its length of lowercase hex.
+var imageReference = func() *regexp.Regexp {
+	const (
+		pathComponent   = `[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*`
+		domainComponent = `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
+		host            = `(?:` + domainComponent + `(?:\.` + domainComponent + `)*|\[[a-fA-F0-9:]+\])`
+		domain          = host + `(?::[0-9]+)?`
+		name            = `(?:` + domain + `/)?` + pathComponent + `(?:/` + pathComponent + `)*`
+		tag             = `[\w][\w.-]{0,127}`
+		digest          = `sha256:[a-f0-9]{64}|sha512:[a-f0-9]{128}`
+	)
+	return regexp.MustCompile(`^(` + name + `)(?::` + tag + `)?(?:@(?:` + digest + `))?$`)
+}()
+
+// checkImage returns what is wrong with the image reference ref, nothing
+// when it is one.
+func checkImage(ref string) []string {
+	m := imageReference.FindStringSubmatch(ref)
+	switch {
+	case m == nil:
+		return []string{"not an image reference ([registry/]repository[:tag][@sha256:digest], the repository lowercase)"}
+	case len(m[1]) > 255:
+		return []string{fmt.Sprintf("the image name is %d characters long, more than 255", len(m[1]))}
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+/*
+Copyright The meshinit Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"k8s.io/client-go/kubernetes"
+)
+
+const (
+	imageA = "ghcr.io/meshinit/redirector:v1.0.0"
+	imageB = "ghcr.io/meshinit/redirector:v1.1.0"
+	imageC = "ghcr.io/meshinit/redirector:v1.2.0@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+)
+
+// TestTrustData: each case moves the data to an image; every case is also
+// run twice, the second run changing nothing.
+func TestTrustData(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		old     map[string]string
+		image   string
+		want    map[string]string
+		changed bool
+	}{
+		{"nil data", nil, imageA, map[string]string{"current": imageA}, true},
+		{"no current", map[string]string{"other": "x"}, imageA, map[string]string{"current": imageA, "other": "x"}, true},
+		{"empty current, previous kept", map[string]string{"current": "", "previous": imageC}, imageA, map[string]string{"current": imageA, "previous": imageC}, true},
+		{"no current, previous kept", map[string]string{"previous": imageC}, imageA, map[string]string{"current": imageA, "previous": imageC}, true},
+		{"same image", map[string]string{"current": imageA}, imageA, map[string]string{"current": imageA}, false},
+		{"same image, previous kept", map[string]string{"current": imageA, "previous": imageC, "other": "x"}, imageA, map[string]string{"current": imageA, "previous": imageC, "other": "x"}, false},
+		{"upgrade", map[string]string{"current": imageA}, imageB, map[string]string{"current": imageB, "previous": imageA}, true},
+		{"upgrade over a previous", map[string]string{"current": imageA, "previous": imageC, "other": "x"}, imageB, map[string]string{"current": imageB, "previous": imageA, "other": "x"}, true},
+		{"rollback to previous", map[string]string{"current": imageB, "previous": imageA}, imageA, map[string]string{"current": imageA, "previous": imageB}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old := maps.Clone(tc.old)
+			got, changed := trustData(tc.old, tc.image)
+			if !maps.Equal(got, tc.want) || changed != tc.changed {
+				t.Errorf("trustData(%q, %q) = %q, %v; want %q, %v", tc.old, tc.image, got, changed, tc.want, tc.changed)
+			}
+			if !maps.Equal(tc.old, old) {
+				t.Errorf("trustData changed its argument to %q", tc.old)
+			}
+			if again, changed := trustData(got, tc.image); !maps.Equal(again, got) || changed {
+				t.Errorf("run again: %q, %v; want %q unchanged", again, changed, got)
+			}
+		})
+	}
+}
+
+// TestTrustDataSequence: a release's life, each step from the previous
+// step's data: install at A (the chart renders current), upgrade to B, a
+// retried hook, rollback to A, upgrade to C.
+func TestTrustDataSequence(t *testing.T) {
+	data := map[string]string{"current": imageA, "other": "kept"}
+	for _, step := range []struct {
+		image             string
+		current, previous string
+		changed           bool
+	}{
+		{imageA, imageA, "", false},
+		{imageB, imageB, imageA, true},
+		{imageB, imageB, imageA, false},
+		{imageA, imageA, imageB, true},
+		{imageC, imageC, imageA, true},
+	} {
+		var changed bool
+		data, changed = trustData(data, step.image)
+		if data["current"] != step.current || data["previous"] != step.previous || data["other"] != "kept" || len(data) != 2+min(1, len(step.previous)) || changed != step.changed {
+			t.Fatalf("to %s: %q, changed %v; want current %q, previous %q, changed %v", step.image, data, changed, step.current, step.previous, step.changed)
+		}
+	}
+}
+
+// TestTrustFlags: invalid arguments exit 2 before any API client is made,
+// with an error naming the flag and its value.
+func TestTrustFlags(t *testing.T) {
+	const ns, cm, image = "--namespace=meshinit-system", "--configmap=meshinit-redirector-trust", "--image=" + imageA
+	valid := []string{ns, cm, image}
+	a := func(args ...string) []string { return args }
+	for _, tc := range []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"--help"}, 0, []string{"-configmap", "-image", "-namespace"}},
+		{nil, 2, []string{"--namespace: required", "--configmap: required", "--image: required"}},
+		{[]string{"--namespace=meshinit-system", "--configmap=meshinit-redirector-trust"}, 2, []string{"--image: required"}},
+		{a(ns, cm, "--image="), 2, []string{"--image: required"}},
+		{a(cm, image, "--namespace="), 2, []string{"--namespace: required"}},
+		{a(ns, image, "--configmap", ""), 2, []string{"--configmap: required"}},
+		{a(ns, cm, "--image=Redirector:v1"), 2, []string{`--image="Redirector:v1": not an image reference`}},
+		{a(ns, cm, "--image=https://ghcr.io/meshinit/redirector:v1"), 2, []string{`--image="https://ghcr.io/meshinit/redirector:v1": not an image reference`}},
+		{a(ns, cm, "--image=ghcr.io/meshinit/redirector:"), 2, []string{`--image="ghcr.io/meshinit/redirector:"`}},
+		{a(ns, cm, "--image= ghcr.io/meshinit/redirector:v1"), 2, []string{`--image=" ghcr.io/meshinit/redirector:v1"`}},
+		{a(cm, image, "--namespace=Meshinit"), 2, []string{`--namespace="Meshinit"`}},
+		{a(ns, image, "--configmap=trust/x"), 2, []string{`--configmap="trust/x"`}},
+		{a(ns, cm, image, "extra"), 2, []string{`unexpected argument "extra"`}},
+		{a(ns, cm, image, "--port=8443"), 2, []string{"flag provided but not defined: -port"}},
+	} {
+		var out bytes.Buffer
+		called := false
+		client := func() (kubernetes.Interface, error) { called = true; return nil, errors.New("no client in this test") }
+		code := trustMain(context.Background(), tc.args, &out, &out, client)
+		if code != tc.code || called {
+			t.Errorf("trust-redirector %q = %d (client made: %v), want %d without a client\n%s", tc.args, code, called, tc.code, out.String())
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("trust-redirector %q: output lacks %q:\n%s", tc.args, w, out.String())
+			}
+		}
+	}
+	// Through Main: the subcommand is its first argument.
+	var out bytes.Buffer
+	if code := Main(context.Background(), []string{TrustCommand, "--namespace=ns", "--configmap=cm"}, &out, &out); code != 2 || !strings.Contains(out.String(), "--image: required") {
+		t.Errorf("Main(trust-redirector without --image) = %d, %q; want 2, --image: required", code, out.String())
+	}
+	// Valid flags reach the client, whose error exits 1.
+	out.Reset()
+	client := func() (kubernetes.Interface, error) { return nil, errors.New("no cluster here") }
+	if code := trustMain(context.Background(), valid, &out, &out, client); code != 1 || !strings.Contains(out.String(), "no cluster here") {
+		t.Errorf("trust-redirector with valid flags and no API client = %d, %q; want 1", code, out.String())
+	}
+}
+
+// TestTrustImageReference: checkImage, the distribution project's grammar
+// the binary carries instead of an image library, accepts only references
+// that go-containerregistry (which the tests may link) parses too, and
+// rejects what the kubelet would not pull.
+func TestTrustImageReference(t *testing.T) {
+	const hex64 = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	for _, tc := range []struct {
+		ref   string
+		valid bool
+	}{
+		{"redirector", true},
+		{"redirector:v1", true},
+		{"meshinit/redirector:v1.0.0-rc.1_x", true},
+		{"ghcr.io/meshinit/redirector:v1", true},
+		{"ghcr.io/meshinit/sub/redirector", true},
+		{"localhost:5000/redirector:v1", true},
+		{"localhost/redirector", true},
+		{"registry.example.com:443/a-b/c__d/e.f", true},
+		{"Registry.Example.com/redirector", true},
+		{"[::1]:5000/redirector:v1", true},
+		{"127.0.0.1:5000/redirector", true},
+		{"ghcr.io/meshinit/redirector@sha256:" + hex64, true},
+		{"ghcr.io/meshinit/redirector:v1@sha256:" + hex64, true},
+		{"redirector@sha512:" + hex64 + hex64, true},
+		{"redirector:" + strings.Repeat("t", 128), true},
+		{"", false},
+		{" redirector", false},
+		{"redirector ", false},
+		{"Redirector", false},
+		{"ghcr.io/Meshinit/redirector", false},
+		{"redirector:", false},
+		{"redirector:v1:v2", false},
+		{"redirector:-v1", false},
+		{"redirector:" + strings.Repeat("t", 129), false},
+		{"redirector@", false},
+		{"redirector@sha256:" + hex64[:63], false},
+		{"redirector@sha256:" + strings.ToUpper(hex64), false},
+		{"redirector@md5:" + hex64[:32], false},
+		{"https://ghcr.io/redirector", false},
+		{"ghcr.io//redirector", false},
+		{"/redirector", false},
+		{"redirector/", false},
+		{"-redirector", false},
+		{"red..irector", false},
+		{"ghcr.io:port/redirector", false},
+		{"ghcr.io/" + strings.Repeat("r", 248), false}, // 256 characters
+		{"ghcr.io/" + strings.Repeat("r", 247), true},
+	} {
+		msgs := checkImage(tc.ref)
+		if valid := len(msgs) == 0; valid != tc.valid {
+			t.Errorf("checkImage(%q) = %q, want valid %v", tc.ref, msgs, tc.valid)
+		}
+		if _, err := name.ParseReference(tc.ref); len(msgs) == 0 && err != nil {
+			t.Errorf("checkImage accepts %q, which go-containerregistry does not parse: %v", tc.ref, err)
+		}
+	}
+}
