@@ -264,7 +264,7 @@ func testReleaseUpgradeRollback(t *testing.T, injector string) {
 		}
 	}
 	for _, kind := range []string{"configmap", "job", "serviceaccount", "role", "rolebinding"} {
-		if out, err := e.Kubectl(ctx, harness.ReleaseNamespace, "get", kind, trustName, "-o", "name", "--ignore-not-found"); err != nil || strings.TrimSpace(out) != "" {
+		if out, err := e.Kubectl(ctx, "", "-n", harness.ReleaseNamespace, "get", kind, trustName, "-o", "name", "--ignore-not-found"); err != nil || strings.TrimSpace(out) != "" {
 			left = append(left, fmt.Sprintf("%s %s (%v)", kind, strings.TrimSpace(out), err))
 		}
 	}
@@ -298,7 +298,7 @@ const trustName = "meshinit-redirector-trust"
 // RoleBinding go once it has succeeded.
 func (e *env) trusted(t *testing.T, ctx context.Context, current, previous published) {
 	t.Helper()
-	out, err := e.Kubectl(ctx, harness.ReleaseNamespace, "get", "configmap", trustName, "-o", "jsonpath={.data}")
+	out, err := e.Kubectl(ctx, "", "-n", harness.ReleaseNamespace, "get", "configmap", trustName, "-o", "jsonpath={.data}")
 	if err != nil {
 		t.Errorf("the trusted redirector images: %v", err)
 		return
@@ -316,7 +316,7 @@ func (e *env) trusted(t *testing.T, ctx context.Context, current, previous publi
 		t.Errorf("ConfigMap %s holds %v, want %v", trustName, data, want)
 	}
 	for _, kind := range []string{"job", "serviceaccount", "role", "rolebinding"} {
-		if out, err := e.Kubectl(ctx, harness.ReleaseNamespace, "get", kind, trustName, "-o", "name", "--ignore-not-found"); err != nil || strings.TrimSpace(out) != "" {
+		if out, err := e.Kubectl(ctx, "", "-n", harness.ReleaseNamespace, "get", kind, trustName, "-o", "name", "--ignore-not-found"); err != nil || strings.TrimSpace(out) != "" {
 			t.Errorf("the trust hook's %s is left: %q, %v", kind, out, err)
 		}
 	}
