@@ -33,6 +33,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -239,6 +240,73 @@ func TestAgainstAPIServer(t *testing.T) {
 		put(map[string]string{webhook.TrustCurrent: other, webhook.TrustPrevious: e.config.Image})
 		admitted("an injected pod", true)
 		e.mustFinding(t, 0, CodeRedirectorTrust, StatusOK, "trusts redirector images current "+other+", previous "+e.config.Image)
+	})
+
+	t.Run("a user who may not get the redirector trust ConfigMap: MI1016 says so, the rest is checked; get on it alone is enough", func(t *testing.T) {
+		// Every read check does (list everything; get the webhook's
+		// Service and Secret), but no get of ConfigMaps.
+		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "trust-reader"}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"list"}},
+			{APIGroups: []string{""}, Resources: []string{"services", "secrets"}, Verbs: []string{"get"}},
+		}}
+		if _, err := e.admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		subjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "trust-reader"}}
+		if _, err := e.admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "trust-reader"},
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "trust-reader"}, Subjects: subjects}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		reader := server.UserKubeconfig(t, "trust-reader")
+		// findings runs check as the reader: its exit code and findings.
+		findings := func() (int, []Finding, error) {
+			out, errOut, code := e.plugin(t, reader, "check", "-o", "json")
+			var rep CheckReport
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				return code, nil, fmt.Errorf("exit %d, %v: %s", code, err, errOut)
+			}
+			return code, rep.Findings, nil
+		}
+		const forbidden = `cannot be read: RBAC does not allow you to get configmaps in namespace meshinit-system (needs verb "get" on "configmaps")`
+		testkit.Eventually(t, 30*time.Second, "check as a user who may not get the trust ConfigMap", func() error {
+			code, fs, err := findings()
+			if err != nil {
+				return err
+			}
+			var problems []string
+			for _, f := range fs {
+				if f.Status == StatusProblem {
+					problems = append(problems, string(f.Code)+" "+f.Object+": "+f.Detail+" / "+f.Fix)
+				}
+			}
+			if code != 1 || len(problems) != 1 || !strings.Contains(problems[0], "MI1016 ConfigMap meshinit-system/meshinit-redirector-trust: "+forbidden) ||
+				!strings.Contains(problems[0], "as a user who may get configmap meshinit-redirector-trust in meshinit-system") {
+				return fmt.Errorf("exit %d, problems %q; want 1 and the one MI1016 %q", code, problems, forbidden)
+			}
+			return nil
+		})
+		// get on that one ConfigMap, by name, in the release namespace.
+		if _, err := e.admin.RbacV1().Roles(testNamespace).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "trust-reader"}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"meshinit-redirector-trust"}, Verbs: []string{"get"}},
+		}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.admin.RbacV1().RoleBindings(testNamespace).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "trust-reader"},
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "trust-reader"}, Subjects: subjects}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		testkit.Eventually(t, 30*time.Second, "check as a user who may get the trust ConfigMap alone", func() error {
+			code, fs, err := findings()
+			if err != nil {
+				return err
+			}
+			for _, f := range fs {
+				if f.Code == CodeRedirectorTrust && f.Status == StatusOK && f.Detail == "trusts redirector images current "+e.config.Image && code == 0 {
+					return nil
+				}
+			}
+			return fmt.Errorf("exit %d, findings %+v; want 0 and MI1016 ok", code, fs)
+		})
 	})
 
 	t.Run("version: the chart's from its labels, the webhook's from its pods, a replica of another image warned about", func(t *testing.T) {
