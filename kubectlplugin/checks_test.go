@@ -353,6 +353,11 @@ func TestChecks(t *testing.T) {
 		{name: "both injectors", changes: []func(*Install){mutatingPolicy(true)}},
 		{name: "policy mode as the chart renders it", values: policyMode,
 			notWant: []string{"Deployment", "serving certificate", "Service", "MutatingWebhookConfiguration", "CA "}},
+		{name: "policy mode: the redirector trust ConfigMap without the image the MutatingAdmissionPolicy injects", values: policyMode,
+			changes: []func(*Install){trust(func(tp *TrustParams) {
+				tp.ConfigMap.Data = map[string]string{webhook.TrustCurrent: "registry.example/meshinit/redirect:1.1.0"}
+			})},
+			want: []want{{trustObject, "trusts redirector images current registry.example/meshinit/redirect:1.1.0, not ghcr.io/", "helm upgrade"}}},
 		{name: "policy mode: the ConfigMap's configuration is not the one the MutatingAdmissionPolicy injects", values: policyMode,
 			changes: []func(*Install){func(in *Install) {
 				other, err := webhook.ParseConfig([]byte("image: redirector:2\n"), testNamespace)
