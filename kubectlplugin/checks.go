@@ -37,9 +37,9 @@ import (
 type check func(in Install, now time.Time) []Finding
 
 // checks run in this order: the API and policies first (with the redirector
-// images they trust), then the injector
-// (webhook or MutatingAdmissionPolicy), its configuration, the webhook's
-// replicas and its certificates.
+// images they trust), then the injector (webhook or
+// MutatingAdmissionPolicy), its configuration, the webhook's replicas and
+// its certificates.
 var checks = []check{checkRedirectPolicyAPI, checkPolicies, checkRedirectorTrust, checkInjector, checkConfig, checkWebhook, checkCertificates}
 
 // runChecks runs every check.
@@ -256,7 +256,7 @@ func checkRedirectorTrust(in Install, _ time.Time) []Finding {
 		case current == "":
 			out = append(out, problem(CodeRedirectorTrust, obj, fmt.Sprintf("names no current image (data.%s empty): only previous %s is trusted", webhook.TrustCurrent, previous), helmFix(r)))
 		case injected != "" && injected != current && injected != previous:
-			out = append(out, problem(CodeRedirectorTrust, obj, fmt.Sprintf("trusts redirector images %s, not %s, the one the injector gives meshinit-redirect (ConfigMap %s/%s): %s refuses the pods it injects now",
+			out = append(out, problem(CodeRedirectorTrust, obj, fmt.Sprintf("trusts redirector images %s, not %s, the one the injector gives meshinit-redirect (ConfigMap %s/%s): %s refuses the pods injected now",
 				trusted, injected, r.Namespace, in.ConfigMap, t.Policy), helmFix(r)))
 		default:
 			out = append(out, ok(CodeRedirectorTrust, obj, "trusts redirector images "+trusted))
