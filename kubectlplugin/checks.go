@@ -36,10 +36,11 @@ import (
 // the time, returning a Finding for each thing it looked at.
 type check func(in Install, now time.Time) []Finding
 
-// checks run in this order: the API and policies first, then the injector
-// (webhook or MutatingAdmissionPolicy), its configuration, the webhook's
-// replicas and its certificates.
-var checks = []check{checkRedirectPolicyAPI, checkPolicies, checkInjector, checkConfig, checkWebhook, checkCertificates}
+// checks run in this order: the API and policies first (with the redirector
+// images they trust), then the injector (webhook or
+// MutatingAdmissionPolicy), its configuration, the webhook's replicas and
+// its certificates.
+var checks = []check{checkRedirectPolicyAPI, checkPolicies, checkRedirectorTrust, checkInjector, checkConfig, checkWebhook, checkCertificates}
 
 // runChecks runs every check.
 func runChecks(in Install, now time.Time) []Finding {
@@ -147,7 +148,8 @@ func typeChecked(p admissionregistrationv1.ValidatingAdmissionPolicy, r release)
 // bound: p has a binding; the RedirectPolicy one has both scopes (the
 // RedirectPolicies of meshinit's namespace, and each namespace's own), each
 // for both ways a pod opts in (its namespace, and its own label elsewhere:
-// the -labelled bindings, with an objectSelector).
+// the -labelled bindings, with an objectSelector). A binding whose paramRef
+// names one object (the redirector trust's ConfigMap) is worded with it.
 func bound(p admissionregistrationv1.ValidatingAdmissionPolicy, bindings []admissionregistrationv1.ValidatingAdmissionPolicyBinding, r release) []Finding {
 	if len(bindings) == 0 {
 		return []Finding{problem(CodePolicyBound, object("ValidatingAdmissionPolicy", p.Name), "no ValidatingAdmissionPolicyBinding binds it: it is not enforced", helmFix(r))}
@@ -164,7 +166,10 @@ func bound(p admissionregistrationv1.ValidatingAdmissionPolicy, bindings []admis
 		if m != nil && (selects(m.NamespaceSelector) || selects(m.ObjectSelector)) {
 			where = "where its matchResources select"
 		}
-		if pr := b.Spec.ParamRef; pr != nil {
+		switch pr := b.Spec.ParamRef; {
+		case pr != nil && pr.Name != "":
+			where = "with " + paramObject(p, pr) + " " + where
+		case pr != nil:
 			where = "with the RedirectPolicies of each namespace"
 			if pr.Namespace != "" {
 				where = "with the RedirectPolicies of namespace " + pr.Namespace + " everywhere"
@@ -186,6 +191,75 @@ func bound(p admissionregistrationv1.ValidatingAdmissionPolicy, bindings []admis
 			if !scopes[want.scope] {
 				out = append(out, problem(CodePolicyBound, object("ValidatingAdmissionPolicy", p.Name), "no binding reads "+want.what, helmFix(r)))
 			}
+		}
+	}
+	return out
+}
+
+// paramObject names the one object a binding's paramRef names (its name
+// set) as the API server looks it up: of p's paramKind, in the paramRef's
+// namespace or, without one, in the namespace of what is admitted.
+func paramObject(p admissionregistrationv1.ValidatingAdmissionPolicy, pr *admissionregistrationv1.ParamRef) string {
+	kind := "the parameter"
+	if k := p.Spec.ParamKind; k != nil {
+		kind = k.Kind
+	}
+	if pr.Namespace == "" {
+		return kind + " " + pr.Name + " of the namespace of what it admits"
+	}
+	return kind + " " + pr.Namespace + "/" + pr.Name
+}
+
+// checkRedirectorTrust: each ConfigMap the redirector trust policy's
+// bindings name is there, names a current image, and trusts the image the
+// injector gives meshinit-redirect. Missing, the API server refuses every
+// request its Deny bindings match: it resolves the parameters before the
+// match conditions that pick meshinit's init container.
+func checkRedirectorTrust(in Install, _ time.Time) []Finding {
+	r := in.Release
+	injected := in.injectedImage()
+	var out []Finding
+	for _, t := range in.TrustParams {
+		if t.Namespace == "" {
+			out = append(out, info(CodeRedirectorTrust, object("ConfigMap", t.Name),
+				fmt.Sprintf("not checked: %s read it from the namespace of each pod they admit", strings.Join(t.Bindings, ", "))))
+			continue
+		}
+		obj := object("ConfigMap", t.Namespace+"/"+t.Name)
+		if t.Err != nil {
+			out = append(out, problem(CodeRedirectorTrust, obj, "cannot be read: "+t.Err.Error(),
+				fmt.Sprintf("kubectl meshinit check   # as a user who may get configmap %s in %s", t.Name, t.Namespace)))
+			continue
+		}
+		if t.ConfigMap == nil {
+			detail := fmt.Sprintf("missing: %s %s of ValidatingAdmissionPolicy %s, so ", plural(len(t.Bindings), "binding", "bindings"), strings.Join(t.Bindings, ", "), t.Policy)
+			switch {
+			case len(t.Deny) == 0:
+				detail += "with parameterNotFoundAction Allow they check no redirector image: any image runs as meshinit-redirect where they select"
+			case len(t.Deny) < len(t.Bindings):
+				detail += fmt.Sprintf("the API server refuses every create and update of a pod or workload %s select, with or without meshinit's init container, until it is back (parameterNotFoundAction Deny); the others check no redirector image",
+					strings.Join(t.Deny, ", "))
+			default:
+				detail += "the API server refuses every create and update of a pod or workload they select, with or without meshinit's init container, until it is back (parameterNotFoundAction Deny)"
+			}
+			out = append(out, problem(CodeRedirectorTrust, obj, detail, helmFix(r)+"   # renders it again"))
+			continue
+		}
+		current, previous := t.ConfigMap.Data[webhook.TrustCurrent], t.ConfigMap.Data[webhook.TrustPrevious]
+		trusted := "current " + current
+		if previous != "" {
+			trusted += ", previous " + previous
+		}
+		switch {
+		case current == "" && previous == "":
+			out = append(out, problem(CodeRedirectorTrust, obj, fmt.Sprintf("names no image (data.%s and data.%s empty): %s refuses every meshinit-redirect", webhook.TrustCurrent, webhook.TrustPrevious, t.Policy), helmFix(r)))
+		case current == "":
+			out = append(out, problem(CodeRedirectorTrust, obj, fmt.Sprintf("names no current image (data.%s empty): only previous %s is trusted", webhook.TrustCurrent, previous), helmFix(r)))
+		case injected != "" && injected != current && injected != previous:
+			out = append(out, problem(CodeRedirectorTrust, obj, fmt.Sprintf("trusts redirector images %s, not %s, the one the injector gives meshinit-redirect (ConfigMap %s/%s): %s refuses the pods injected now",
+				trusted, injected, r.Namespace, in.ConfigMap, t.Policy), helmFix(r)))
+		default:
+			out = append(out, ok(CodeRedirectorTrust, obj, "trusts redirector images "+trusted))
 		}
 	}
 	return out
@@ -243,6 +317,18 @@ func checkInjector(in Install, _ time.Time) []Finding {
 		}
 	}
 	return out
+}
+
+// injectedImage is the image the injector gives meshinit-redirect, as the
+// webhook's configuration says, "" when that is not known: the
+// configuration is not usable, or in policy mode a MutatingAdmissionPolicy
+// injects another one (checkInjector says so).
+func (in Install) injectedImage() string {
+	config := in.configHash()
+	if config == "" || slices.ContainsFunc(in.MutatingPolicies, func(p admissionregistrationv1.MutatingAdmissionPolicy) bool { return !injectsConfig(p, config) }) {
+		return ""
+	}
+	return in.Config.Image
 }
 
 // configHash is the status annotation's config of the pods the ConfigMap's

@@ -109,6 +109,13 @@ func chartInstall(t *testing.T, values map[string]any, tc testCerts) Install {
 		charts.DecodeOne(t, objs, "ValidatingAdmissionPolicyBinding", o.GetName(), &b)
 		in.Bindings = append(in.Bindings, b)
 	}
+	// The redirector trust ConfigMap, as the chart renders it (no
+	// previous: installed, not upgraded).
+	in.TrustParams = in.trustParams()
+	for i, tp := range in.TrustParams {
+		in.TrustParams[i].ConfigMap = &corev1.ConfigMap{}
+		charts.DecodeOne(t, objs, "ConfigMap", tp.Name, in.TrustParams[i].ConfigMap)
+	}
 	for _, o := range charts.Find(objs, "MutatingAdmissionPolicy", "") {
 		var p admissionregistrationv1.MutatingAdmissionPolicy
 		charts.DecodeOne(t, objs, "MutatingAdmissionPolicy", o.GetName(), &p)
@@ -229,6 +236,16 @@ func TestChecks(t *testing.T) {
 			}
 		}
 	}
+	// trust changes the redirector trust ConfigMap's TrustParams.
+	trust := func(change func(*TrustParams)) func(*Install) {
+		return func(in *Install) {
+			if len(in.TrustParams) != 1 {
+				t.Fatalf("%d redirector trust ConfigMaps, want 1", len(in.TrustParams))
+			}
+			change(&in.TrustParams[0])
+		}
+	}
+	const trustObject = "ConfigMap meshinit-system/meshinit-redirector-trust"
 	policyMode := map[string]any{"injector": "policy"}
 	const (
 		selfManagedRenew = `kubectl -n meshinit-system patch secret meshinit-webhook-serving --type=json -p '[{"op":"remove","path":"/data"}]'`
@@ -281,11 +298,53 @@ func TestChecks(t *testing.T) {
 				m.ObjectSelector = cmp.Or(m.ObjectSelector, &metav1.LabelSelector{})
 			}
 		}}},
-		{name: "no binding", changes: []func(*Install){func(in *Install) { in.Bindings = nil }}, want: []want{
+		{name: "no binding", changes: []func(*Install){func(in *Install) {
+			in.Bindings = nil
+			in.TrustParams = in.trustParams() // none: no binding names it
+		}}, want: []want{
 			{"ValidatingAdmissionPolicy meshinit-pod-security", "no ValidatingAdmissionPolicyBinding binds it", "helm upgrade"},
+			{"ValidatingAdmissionPolicy meshinit-redirector-trust", "no ValidatingAdmissionPolicyBinding binds it", "helm upgrade"},
 			{"ValidatingAdmissionPolicy meshinit-redirectpolicy", "no ValidatingAdmissionPolicyBinding binds it", "helm upgrade"},
 			{"ValidatingAdmissionPolicy meshinit-webhook-cabundle", "no ValidatingAdmissionPolicyBinding binds it", "helm upgrade"},
 		}},
+		{name: "the redirector trust ConfigMap deleted", changes: []func(*Install){trust(func(tp *TrustParams) { tp.ConfigMap = nil })}, want: []want{
+			{trustObject, "missing: 3 bindings meshinit-redirector-trust-labelled, meshinit-redirector-trust-namespace, meshinit-redirector-trust-pod-security of ValidatingAdmissionPolicy meshinit-redirector-trust, " +
+				"so the API server refuses every create and update of a pod or workload they select, with or without meshinit's init container, until it is back (parameterNotFoundAction Deny)",
+				"helm upgrade meshinit charts/meshinit -n meshinit-system --reuse-values   # renders it again"},
+		}},
+		{name: "the redirector trust ConfigMap deleted, one binding Allow", changes: []func(*Install){trust(func(tp *TrustParams) { tp.ConfigMap = nil }), func(in *Install) {
+			for i := range in.Bindings {
+				if in.Bindings[i].Name == "meshinit-redirector-trust-pod-security" {
+					in.Bindings[i].Spec.ParamRef.ParameterNotFoundAction = ptr.To(admissionregistrationv1.AllowAction)
+				}
+			}
+			tp := in.trustParams()
+			tp[0].ConfigMap = nil
+			in.TrustParams = tp
+		}}, want: []want{
+			{trustObject, "refuses every create and update of a pod or workload meshinit-redirector-trust-labelled, meshinit-redirector-trust-namespace select, with or without meshinit's init container, until it is back (parameterNotFoundAction Deny); the others check no redirector image", "helm upgrade"},
+		}},
+		{name: "the redirector trust ConfigMap forbidden", changes: []func(*Install){trust(func(tp *TrustParams) {
+			tp.ConfigMap, tp.Err = nil, errors.New(`RBAC does not allow you to get configmaps in namespace meshinit-system (needs verb "get" on "configmaps")`)
+		})}, want: []want{
+			{trustObject, "cannot be read: RBAC does not allow you to get configmaps in namespace meshinit-system", "kubectl meshinit check   # as a user who may get configmap meshinit-redirector-trust in meshinit-system"},
+		}},
+		{name: "the redirector trust ConfigMap without current", changes: []func(*Install){trust(func(tp *TrustParams) {
+			tp.ConfigMap.Data = map[string]string{webhook.TrustPrevious: "registry.example/meshinit/redirect:0.0.9"}
+		})}, want: []want{
+			{trustObject, "names no current image (data.current empty): only previous registry.example/meshinit/redirect:0.0.9 is trusted", "helm upgrade"},
+		}},
+		{name: "the redirector trust ConfigMap empty", changes: []func(*Install){trust(func(tp *TrustParams) { tp.ConfigMap.Data = nil })}, want: []want{
+			{trustObject, "names no image (data.current and data.previous empty): meshinit-redirector-trust refuses every meshinit-redirect", "helm upgrade"},
+		}},
+		{name: "the redirector trust ConfigMap without the injector's image", changes: []func(*Install){trust(func(tp *TrustParams) {
+			tp.ConfigMap.Data = map[string]string{webhook.TrustCurrent: "registry.example/meshinit/redirect:1.1.0", webhook.TrustPrevious: "registry.example/meshinit/redirect:1.0.0"}
+		})}, want: []want{
+			{trustObject, "trusts redirector images current registry.example/meshinit/redirect:1.1.0, previous registry.example/meshinit/redirect:1.0.0, not ", "helm upgrade"},
+		}},
+		{name: "the injector's image is the previous one (an upgrade under way)", changes: []func(*Install){func(in *Install) {
+			in.TrustParams[0].ConfigMap.Data = map[string]string{webhook.TrustCurrent: "registry.example/meshinit/redirect:9.9.9", webhook.TrustPrevious: in.Config.Image}
+		}}},
 		{name: "no injector", changes: []func(*Install){withoutWebhook}, want: []want{{"injector", "no pod is injected", "helm upgrade"}}},
 		{name: "policy mode: a bound MutatingAdmissionPolicy, no webhook, no configuration", changes: []func(*Install){withoutWebhook, mutatingPolicy(true)},
 			notWant: []string{"Deployment", "serving certificate", "Service"}},
@@ -294,6 +353,11 @@ func TestChecks(t *testing.T) {
 		{name: "both injectors", changes: []func(*Install){mutatingPolicy(true)}},
 		{name: "policy mode as the chart renders it", values: policyMode,
 			notWant: []string{"Deployment", "serving certificate", "Service", "MutatingWebhookConfiguration", "CA "}},
+		{name: "policy mode: the redirector trust ConfigMap without the image the MutatingAdmissionPolicy injects", values: policyMode,
+			changes: []func(*Install){trust(func(tp *TrustParams) {
+				tp.ConfigMap.Data = map[string]string{webhook.TrustCurrent: "registry.example/meshinit/redirect:1.1.0"}
+			})},
+			want: []want{{trustObject, "trusts redirector images current registry.example/meshinit/redirect:1.1.0, not ghcr.io/", "helm upgrade"}}},
 		{name: "policy mode: the ConfigMap's configuration is not the one the MutatingAdmissionPolicy injects", values: policyMode,
 			changes: []func(*Install){func(in *Install) {
 				other, err := webhook.ParseConfig([]byte("image: redirector:2\n"), testNamespace)
@@ -392,4 +456,46 @@ func describe(fs []Finding) string {
 		b.WriteString("  " + string(f.Status) + " " + f.Object + ": " + f.Detail + "\n")
 	}
 	return b.String()
+}
+
+// TestBoundWording: a binding whose paramRef names one object is worded
+// with it (the redirector trust's ConfigMap); the RedirectPolicy bindings,
+// which select parameters, with the RedirectPolicies they read; and the
+// redirector trust check names the images it trusts.
+func TestBoundWording(t *testing.T) {
+	in := chartInstall(t, nil, issueTestCerts(t, time.Now()))
+	details := map[string]string{}
+	for _, f := range runChecks(in, time.Now()) {
+		if f.Code == CodePolicyBound || f.Code == CodeRedirectorTrust {
+			if f.Status != StatusOK {
+				t.Errorf("%+v: want ok", f)
+			}
+			details[f.Object] = f.Detail
+		}
+	}
+	for object, want := range map[string]string{
+		"ValidatingAdmissionPolicyBinding meshinit-redirector-trust-namespace":    "binds meshinit-redirector-trust with ConfigMap meshinit-system/meshinit-redirector-trust where its matchResources select, validationActions [Deny]",
+		"ValidatingAdmissionPolicyBinding meshinit-redirector-trust-labelled":     "binds meshinit-redirector-trust with ConfigMap meshinit-system/meshinit-redirector-trust where its matchResources select, validationActions [Deny]",
+		"ValidatingAdmissionPolicyBinding meshinit-redirector-trust-pod-security": "binds meshinit-redirector-trust with ConfigMap meshinit-system/meshinit-redirector-trust where its matchResources select, validationActions [Deny]",
+		"ValidatingAdmissionPolicyBinding meshinit-redirectpolicy-namespace":      "binds meshinit-redirectpolicy with the RedirectPolicies of each namespace, validationActions [Deny]",
+		"ValidatingAdmissionPolicyBinding meshinit-redirectpolicy-cluster":        "binds meshinit-redirectpolicy with the RedirectPolicies of namespace meshinit-system everywhere, validationActions [Deny]",
+		"ConfigMap meshinit-system/meshinit-redirector-trust":                     "trusts redirector images current " + in.Config.Image,
+	} {
+		if got := details[object]; got != want {
+			t.Errorf("%s: %q, want %q", object, got, want)
+		}
+	}
+
+	// A paramRef naming an object without a namespace: looked up where
+	// the request is.
+	p := admissionregistrationv1.ValidatingAdmissionPolicy{Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{ParamKind: &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"}}}
+	if got, want := paramObject(p, &admissionregistrationv1.ParamRef{Name: "trust"}), "ConfigMap trust of the namespace of what it admits"; got != want {
+		t.Errorf("paramObject: %q, want %q", got, want)
+	}
+
+	in.TrustParams[0].ConfigMap.Data[webhook.TrustPrevious] = "registry.example/meshinit/redirect:0.0.9"
+	fs := checkRedirectorTrust(in, time.Now())
+	if want := "trusts redirector images current " + in.Config.Image + ", previous registry.example/meshinit/redirect:0.0.9"; len(fs) != 1 || fs[0].Status != StatusOK || fs[0].Detail != want {
+		t.Errorf("with previous: %+v, want one ok %q", fs, want)
+	}
 }

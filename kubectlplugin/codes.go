@@ -52,6 +52,7 @@ const (
 	CodeCertificateRead    Code = "MI1013"
 	CodeCertificateExpiry  Code = "MI1014"
 	CodeCAExpiry           Code = "MI1015"
+	CodeRedirectorTrust    Code = "MI1016"
 
 	CodePodCurrent       Code = "MI1101"
 	CodePodStale         Code = "MI1102"
@@ -144,6 +145,9 @@ var codes = []CodeDoc{
 	{CodeCAExpiry, AreaControlPlane, "The CA is valid for 7 days more", "NotBefore and NotAfter of the caBundle CA that signed the serving certificate.",
 		"Expired or expiring within 7 days: it was not renewed.",
 		"Issue a new CA as the certificate mode does (the finding names the command).", []string{"check"}},
+	{CodeRedirectorTrust, AreaControlPlane, "The policies trust the redirector image meshinit injects", "The ConfigMap the redirector trust policy's bindings name as their parameters (`<fullname>-redirector-trust` in the release namespace, trust-redirector.yaml): it exists; `current` (rendered by Helm) names an image; the image the injector gives meshinit-redirect (the webhook's configuration) is `current` or `previous` (written by the chart's pre-upgrade and pre-rollback hook). Reading it needs get on that ConfigMap.",
+		"Without the ConfigMap the API server refuses every create and update of a pod or workload those bindings select, with or without meshinit's init container (parameterNotFoundAction Deny: it looks the parameters up before the match conditions). Without the injector's image in it, the pods the injector gives meshinit-redirect are refused (\"init container meshinit-redirect is not meshinit's\").",
+		"helm upgrade the release: it renders the ConfigMap again, with this release's image as current.", []string{"check"}},
 
 	{CodePodCurrent, AreaDataPlane, "The pod is current", "The webhook's own Review of the running pod under the installed configuration answers unchanged: it carries exactly the meshinit-redirect and status annotation the injector gives it now.",
 		"Nothing: this code is the ok state.", "Nothing to do.", []string{"pods", "check", "explain"}},

@@ -33,6 +33,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
@@ -152,6 +154,159 @@ func TestAgainstAPIServer(t *testing.T) {
 		e.mustPlugin(t, 0, []string{"deployment/web", web[0].Name, "current", "not-injected (pod-opted-out)", "4 pods"}, "pods", "-n", "app")
 		e.mustPlugin(t, 0, []string{"RedirectPolicies: meshinit-system/default", "every one admitted"}, "audit", "-n", "app")
 		e.mustPlugin(t, 0, []string{"State:     current", `-A MESHINIT_INBOUND -p tcp -m comment --comment "meshinit: inbound to the proxy" -j REDIRECT --to-ports 15006`}, "explain", web[0].Name, "-n", "app")
+	})
+
+	t.Run("the redirector trust ConfigMap deleted, then without the injector's image: check exits 1 with MI1016", func(t *testing.T) {
+		const trust = "meshinit-redirector-trust"
+		cms := e.admin.CoreV1().ConfigMaps(testNamespace)
+		e.mustFinding(t, 0, CodeRedirectorTrust, StatusOK, "trusts redirector images current "+e.config.Image)
+		e.mustPlugin(t, 0, []string{"binds meshinit-redirector-trust with ConfigMap meshinit-system/meshinit-redirector-trust where its matchResources select, validationActions [Deny]"}, "check")
+		saved, err := cms.Get(ctx, trust, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// dryRun creates a pod in the opted-in namespace, injected or
+		// opted out (which the default RedirectPolicy allows), without
+		// keeping it: what the API server answers now.
+		dryRun := func(inject bool) error {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "trust-probe", Namespace: "app"}, Spec: podSpec()}
+			if inject {
+				pod = injectedBy(t, pod, map[string]string{webhook.NamespaceLabel: "enabled"}, e.config)
+			} else {
+				pod.Labels = map[string]string{webhook.PodLabel: "false"}
+			}
+			_, err := e.admin.CoreV1().Pods("app").Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return err
+		}
+		admitted := func(what string, inject bool) {
+			t.Helper()
+			testkit.Eventually(t, 30*time.Second, what+" to be admitted", func() error { return dryRun(inject) })
+		}
+		refused := func(what string, inject bool, message string) {
+			t.Helper()
+			testkit.Eventually(t, 30*time.Second, what+" to be refused", func() error {
+				if err := dryRun(inject); err == nil || !strings.Contains(err.Error(), message) {
+					return fmt.Errorf("created: %v, want refused with %q", err, message)
+				}
+				return nil
+			})
+		}
+
+		// put writes data into the ConfigMap, creating it again as
+		// installed when it is missing.
+		put := func(data map[string]string) {
+			t.Helper()
+			cm, err := cms.Get(ctx, trust, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+				cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: trust, Namespace: testNamespace, Labels: saved.Labels}, Data: data}
+				_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
+			case err == nil:
+				cm.Data = data
+				_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Whatever fails, the ConfigMap as installed is back for the
+		// tests after this one, and the API server has seen it.
+		defer func() {
+			put(saved.Data)
+			admitted("an injected pod", true)
+		}()
+
+		if err := cms.Delete(ctx, trust, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// What the finding says: a pod without meshinit's init container
+		// is refused too.
+		refused("an opted-out pod", false, "ValidatingAdmissionPolicy '"+trust+"' with binding '"+trust+"-namespace' denied request")
+		e.mustFinding(t, 1, CodeRedirectorTrust, StatusProblem, "missing: 3 bindings meshinit-redirector-trust-labelled, meshinit-redirector-trust-namespace, meshinit-redirector-trust-pod-security of ValidatingAdmissionPolicy meshinit-redirector-trust, "+
+			"so the API server refuses every create and update of a pod or workload they select, with or without meshinit's init container, until it is back")
+		e.mustPlugin(t, 1, []string{"MI1016", "helm upgrade meshinit charts/meshinit -n meshinit-system --reuse-values   # renders it again"}, "check")
+		put(saved.Data)
+		admitted("an opted-out pod", false)
+		admitted("an injected pod", true)
+		e.mustFinding(t, 0, CodeRedirectorTrust, StatusOK, "trusts redirector images current "+e.config.Image)
+
+		// Another release's image as current, none previous: the pods
+		// the injector gives meshinit-redirect now are refused.
+		const other = "registry.example/meshinit/redirector:9.9.9"
+		put(map[string]string{webhook.TrustCurrent: other})
+		refused("an injected pod", true, "init container meshinit-redirect is not meshinit's")
+		e.mustFinding(t, 1, CodeRedirectorTrust, StatusProblem, "trusts redirector images current "+other+", not "+e.config.Image+", the one the injector gives meshinit-redirect (ConfigMap meshinit-system/meshinit-webhook)")
+		// The injector's image as previous (an upgrade under way): ok.
+		put(map[string]string{webhook.TrustCurrent: other, webhook.TrustPrevious: e.config.Image})
+		admitted("an injected pod", true)
+		e.mustFinding(t, 0, CodeRedirectorTrust, StatusOK, "trusts redirector images current "+other+", previous "+e.config.Image)
+	})
+
+	t.Run("a user who may not get the redirector trust ConfigMap: MI1016 says so, the rest is checked; get on it alone is enough", func(t *testing.T) {
+		// Every read check does (list everything; get the webhook's
+		// Service and Secret), but no get of ConfigMaps.
+		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "trust-reader"}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"list"}},
+			{APIGroups: []string{""}, Resources: []string{"services", "secrets"}, Verbs: []string{"get"}},
+		}}
+		if _, err := e.admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		subjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "trust-reader"}}
+		if _, err := e.admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "trust-reader"},
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "trust-reader"}, Subjects: subjects}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		reader := server.UserKubeconfig(t, "trust-reader")
+		// findings runs check as the reader: its exit code and findings.
+		findings := func() (int, []Finding, error) {
+			out, errOut, code := e.plugin(t, reader, "check", "-o", "json")
+			var rep CheckReport
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				return code, nil, fmt.Errorf("exit %d, %v: %s", code, err, errOut)
+			}
+			return code, rep.Findings, nil
+		}
+		const forbidden = `cannot be read: RBAC does not allow you to get configmaps in namespace meshinit-system (needs verb "get" on "configmaps")`
+		testkit.Eventually(t, 30*time.Second, "check as a user who may not get the trust ConfigMap", func() error {
+			code, fs, err := findings()
+			if err != nil {
+				return err
+			}
+			var problems []string
+			for _, f := range fs {
+				if f.Status == StatusProblem {
+					problems = append(problems, string(f.Code)+" "+f.Object+": "+f.Detail+" / "+f.Fix)
+				}
+			}
+			if code != 1 || len(problems) != 1 || !strings.Contains(problems[0], "MI1016 ConfigMap meshinit-system/meshinit-redirector-trust: "+forbidden) ||
+				!strings.Contains(problems[0], "as a user who may get configmap meshinit-redirector-trust in meshinit-system") {
+				return fmt.Errorf("exit %d, problems %q; want 1 and the one MI1016 %q", code, problems, forbidden)
+			}
+			return nil
+		})
+		// get on that one ConfigMap, by name, in the release namespace.
+		if _, err := e.admin.RbacV1().Roles(testNamespace).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "trust-reader"}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"meshinit-redirector-trust"}, Verbs: []string{"get"}},
+		}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.admin.RbacV1().RoleBindings(testNamespace).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "trust-reader"},
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "trust-reader"}, Subjects: subjects}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		testkit.Eventually(t, 30*time.Second, "check as a user who may get the trust ConfigMap alone", func() error {
+			code, fs, err := findings()
+			if err != nil {
+				return err
+			}
+			for _, f := range fs {
+				if f.Code == CodeRedirectorTrust && f.Status == StatusOK && f.Detail == "trusts redirector images current "+e.config.Image && code == 0 {
+					return nil
+				}
+			}
+			return fmt.Errorf("exit %d, findings %+v; want 0 and MI1016 ok", code, fs)
+		})
 	})
 
 	t.Run("version: the chart's from its labels, the webhook's from its pods, a replica of another image warned about", func(t *testing.T) {

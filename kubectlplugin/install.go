@@ -17,8 +17,10 @@ limitations under the License.
 package kubectlplugin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -68,6 +70,90 @@ type Install struct {
 	Service    *corev1.Service
 	Endpoints  []discoveryv1.EndpointSlice
 	Served     []Served
+
+	// TrustParams are the ConfigMaps the release's ValidatingAdmissionPolicies
+	// take their parameters from by name (the redirector trust,
+	// trust-redirector.yaml), as read.
+	TrustParams []TrustParams
+}
+
+// TrustParams is a ConfigMap that bindings of a ValidatingAdmissionPolicy
+// whose paramKind is v1 ConfigMap name in their paramRef: the API server
+// looks it up for every request they match, before their match conditions.
+type TrustParams struct {
+	Policy string
+	// Bindings name it, with Deny their parameterNotFoundAction Deny (the
+	// API server refuses what they match while it is missing).
+	Bindings, Deny []string
+	// Namespace is "" when the paramRef names none: then the API server
+	// looks in the namespace of what it admits, and it is not read here.
+	Namespace, Name string
+	// ConfigMap is nil when it does not exist or could not be read (Err).
+	ConfigMap *corev1.ConfigMap
+	Err       error
+}
+
+// trustsRedirectors reports whether p takes a ConfigMap as its parameters:
+// the chart's redirector trust policy.
+func trustsRedirectors(p admissionregistrationv1.ValidatingAdmissionPolicy) bool {
+	k := p.Spec.ParamKind
+	return k != nil && k.Kind == "ConfigMap" && k.APIVersion == "v1"
+}
+
+// trustParams are the ConfigMaps the bindings of in's policies that take a
+// ConfigMap name, one per policy and ConfigMap, not read yet.
+func (in Install) trustParams() []TrustParams {
+	var out []TrustParams
+	for _, p := range in.Policies {
+		if !trustsRedirectors(p) {
+			continue
+		}
+		for _, b := range in.Bindings {
+			pr := b.Spec.ParamRef
+			if b.Spec.PolicyName != p.Name || pr == nil || pr.Name == "" {
+				continue
+			}
+			i := slices.IndexFunc(out, func(t TrustParams) bool {
+				return t.Policy == p.Name && t.Namespace == pr.Namespace && t.Name == pr.Name
+			})
+			if i < 0 {
+				out = append(out, TrustParams{Policy: p.Name, Namespace: pr.Namespace, Name: pr.Name})
+				i = len(out) - 1
+			}
+			out[i].Bindings = append(out[i].Bindings, b.Name)
+			if pr.ParameterNotFoundAction != nil && *pr.ParameterNotFoundAction == admissionregistrationv1.DenyAction {
+				out[i].Deny = append(out[i].Deny, b.Name)
+			}
+		}
+	}
+	for i := range out {
+		slices.Sort(out[i].Bindings)
+		slices.Sort(out[i].Deny)
+	}
+	slices.SortFunc(out, func(a, b TrustParams) int {
+		return cmp.Or(cmp.Compare(a.Policy, b.Policy), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+// gatherTrust reads each ConfigMap of in.trustParams() by name, as the API
+// server does. A refused read is kept in the TrustParams for the check to
+// report: it needs get on that ConfigMap, which nothing else of check does.
+func gatherTrust(ctx context.Context, c *clients, in *Install) {
+	in.TrustParams = in.trustParams()
+	for i, t := range in.TrustParams {
+		if t.Namespace == "" {
+			continue
+		}
+		cm, err := c.kube.CoreV1().ConfigMaps(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			in.TrustParams[i].Err = readError("get", "configmaps", t.Namespace, err)
+		default:
+			in.TrustParams[i].ConfigMap = cm
+		}
+	}
 }
 
 // CertMode is where the webhook's serving certificate comes from, as its
@@ -153,6 +239,8 @@ func gatherInstall(ctx context.Context, c *clients, r release) (Install, error) 
 		}
 		in.MutatingPolicyBindings = mapBindings.Items
 	}
+
+	gatherTrust(ctx, c, &in)
 
 	if len(in.WebhookConfigs) > 0 {
 		if err := gatherWebhook(ctx, c, &in); err != nil {
