@@ -64,8 +64,9 @@ func kindNames(t *testing.T, values map[string]any, injector string) []string {
 // configuration and its guard, NetworkPolicy, PodDisruptionBudget), even
 // with the values that add such parts, but the mutating policy, the two
 // validating ones and their bindings, and what both modes share: the
-// RedirectPolicy's policy, and the ConfigMap of the injection configuration
-// (the kubectl plugin and the status annotation read it).
+// RedirectPolicy's policy, the ConfigMap of the injection configuration
+// (the kubectl plugin and the status annotation read it), and the trust of
+// redirector images with its hook.
 func TestInjectorObjects(t *testing.T) {
 	everyPart := map[string]any{
 		"certManager": map[string]any{"enabled": true},
@@ -76,8 +77,12 @@ func TestInjectorObjects(t *testing.T) {
 	web := kindNames(t, everyPart, "webhook")
 	for _, kind := range []string{"Deployment", "Service", "MutatingWebhookConfiguration", "ServiceAccount", "Role", "RoleBinding",
 		"ClusterRole", "ClusterRoleBinding", "Certificate", "Issuer", "NetworkPolicy", "PodDisruptionBudget", "ValidatingAdmissionPolicy/meshinit-webhook-cabundle"} {
+		// The trust hook's ServiceAccount, Role and RoleBinding are both
+		// modes' (trust-hook.yaml).
 		has := func(objs []string) bool {
-			return slices.ContainsFunc(objs, func(o string) bool { return strings.HasPrefix(o, kind+"/") || o == kind })
+			return slices.ContainsFunc(objs, func(o string) bool {
+				return (strings.HasPrefix(o, kind+"/") || o == kind) && o != kind+"/"+trustName
+			})
 		}
 		if !has(web) {
 			t.Errorf("webhook mode renders no %s: the test's list is stale", kind)
@@ -89,7 +94,8 @@ func TestInjectorObjects(t *testing.T) {
 	for _, want := range []string{"MutatingAdmissionPolicy/meshinit-inject", "MutatingAdmissionPolicyBinding/meshinit-inject",
 		"ValidatingAdmissionPolicy/meshinit-inject", "ValidatingAdmissionPolicyBinding/meshinit-inject",
 		"ValidatingAdmissionPolicy/meshinit-inject-podsecurity", "ValidatingAdmissionPolicyBinding/meshinit-inject-podsecurity",
-		"ValidatingAdmissionPolicy/meshinit-redirectpolicy", "ConfigMap/meshinit-webhook", "RedirectPolicy/default"} {
+		"ValidatingAdmissionPolicy/meshinit-redirectpolicy", "ConfigMap/meshinit-webhook", "RedirectPolicy/default",
+		"ValidatingAdmissionPolicy/" + trustName, "ConfigMap/" + trustName, "Job/" + trustName} {
 		if !slices.Contains(policy, want) {
 			t.Errorf("policy mode renders no %s", want)
 		}

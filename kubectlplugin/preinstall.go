@@ -219,6 +219,16 @@ func gatherPreInstall(ctx context.Context, c *clients, injector, namespace strin
 	seen := map[string]bool{}
 	for _, obj := range objs {
 		gvk := obj.GroupVersionKind()
+		// The chart renders more than one ConfigMap (the injection
+		// configuration, the trusted redirector images): the one that
+		// holds the configuration file, whichever comes first.
+		if gvk.Kind == "ConfigMap" && p.Config == nil {
+			if data, found, _ := unstructured.NestedString(obj.Object, "data", configKey); found {
+				if cfg, err := webhook.ParseConfig([]byte(data), namespace); err == nil {
+					p.Config = &cfg
+				}
+			}
+		}
 		a := Access{Kind: gvk.Kind, Verbs: helmVerbs}
 		r, served := resources[gvk.GroupVersion().String()+"/"+gvk.Kind]
 		a.Served, a.Resource = served, strings.ToLower(gvk.Kind)+"s"
@@ -242,13 +252,6 @@ func gatherPreInstall(ctx context.Context, c *clients, injector, namespace strin
 			}
 		}
 		p.Access = append(p.Access, a)
-		if gvk.Kind == "ConfigMap" && p.Config == nil {
-			if data, found, _ := unstructured.NestedString(obj.Object, "data", configKey); found {
-				if cfg, err := webhook.ParseConfig([]byte(data), namespace); err == nil {
-					p.Config = &cfg
-				}
-			}
-		}
 	}
 	if p.RenderErr == nil {
 		a := Access{Kind: releaseRecordKind, Resource: "secrets", Namespace: namespace, Verbs: releaseVerbs, Served: true}
