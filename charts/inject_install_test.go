@@ -101,10 +101,10 @@ func TestInstallPolicyInjector(t *testing.T) {
 	t.Run("upgrade", func(t *testing.T) {
 		up := action.NewUpgrade(helm)
 		up.Namespace = releaseNamespace
-		upgraded := withInjector(map[string]any{"webhook": map[string]any{"inject": map[string]any{
+		upgraded := withInjector(map[string]any{"inject": map[string]any{
 			"image":    map[string]any{"repository": "registry.example/redirector", "tag": "v2"},
 			"redirect": map[string]any{"exclude-outbound-ports": "8080"},
-		}}, "policy": values["policy"]}, "policy")
+		}, "policy": values["policy"]}, "policy")
 		if _, err := up.Run(installRelease, ch, upgraded); err != nil {
 			t.Fatal(err)
 		}

@@ -46,7 +46,7 @@ func TestPolicyModeAgainstAPIServer(t *testing.T) {
 	values := func(excludeOutbound string) map[string]any {
 		return map[string]any{
 			"injector": "policy",
-			"webhook":  map[string]any{"inject": map[string]any{"redirect": map[string]any{"exclude-outbound-ports": excludeOutbound}}},
+			"inject":   map[string]any{"redirect": map[string]any{"exclude-outbound-ports": excludeOutbound}},
 			"policy":   map[string]any{"defaultRedirectPolicy": map[string]any{"interception": "AllowOptOut"}},
 		}
 	}
