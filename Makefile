@@ -265,7 +265,7 @@ plugin:
 
 .PHONY: generate
 
-## generate: api/'s deepcopy code and the RedirectPolicy CRD (charts/meshinit/crds/), by the controller-gen pinned in hack/controller-gen/go.mod; what is written from redirect's settings table (the chart's webhook.inject.redirect schema and defaults helper, docs/configuration.md's settings table); then the references written from the chart (docs/configuration.md's chart values, docs/redirectpolicy-reference.md from the CRD).
+## generate: api/'s deepcopy code and the RedirectPolicy CRD (charts/meshinit/crds/), by the controller-gen pinned in hack/controller-gen/go.mod; what is written from redirect's settings table (the chart's inject.redirect schema and defaults helper, docs/configuration.md's settings table); then the references written from the chart (docs/configuration.md's chart values, docs/redirectpolicy-reference.md from the CRD).
 # api/v1alpha1's, redirect's and hack/docs's TestGeneratedFilesAreCurrent fail when they are out of date.
 # One after another: hack/docs reads the values schema redirect writes.
 generate:

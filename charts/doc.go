@@ -79,15 +79,15 @@ limitations under the License.
 // What a RedirectPolicy requires: under interception Required every port in
 // both directions, otherwise the ports it lists. meshinit's init container
 // is recognised by what it runs, never by its name or the meshinit.io/status
-// annotation: the chart's image (webhook.inject.image), no command, exactly
+// annotation: the chart's image (inject.image), no command, exactly
 // the arguments the chart configures the webhook to write
 // (redirect.Config.Args: `apply` and one --key=value per setting, in the
 // settings table's order; the settings only the cluster sets equal to the
 // chart's values, the lists a pod sets read below; then --log-format=json
-// with webhook.inject.logFormat json), no env but the pod's namespace, name
+// with inject.logFormat json), no env but the pod's namespace, name
 // and UID from the downward API (redirect.PodEnv, exactly), no envFrom,
 // devices, working directory, restartPolicy, lifecycle or probes, no mount
-// but its own meshinit-no-api-token; and, with webhook.inject.placement
+// but its own meshinit-no-api-token; and, with inject.placement
 // first, the first init container. For each RedirectPolicy that applies,
 // the policy rejects:
 //

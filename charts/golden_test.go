@@ -47,17 +47,17 @@ var scenarios = []struct {
 	// The injector inside the API server, with the values that change what
 	// it injects and refuses.
 	{"policy-injector", func(*testing.T) map[string]any {
-		return map[string]any{"injector": "policy", "webhook": map[string]any{"inject": map[string]any{
+		return map[string]any{"injector": "policy", "inject": map[string]any{
 			"placement": "last", "privileged": true, "podSecurity": "deny", "logFormat": "json", "redirect": map[string]any{"ipv6": "off"},
-		}}}
+		}}
 	}},
 	// Mesh presets (charts/meshinit/presets): Istio's with the webhook, and
 	// Linkerd's with the policy injector, its proxy GID overridden.
 	{"mesh-istio", func(*testing.T) map[string]any { return map[string]any{"mesh": "istio"} }},
 	{"mesh-linkerd-policy-injector", func(*testing.T) map[string]any {
-		return map[string]any{"mesh": "linkerd", "injector": "policy", "webhook": map[string]any{"inject": map[string]any{
+		return map[string]any{"mesh": "linkerd", "injector": "policy", "inject": map[string]any{
 			"redirect": map[string]any{"proxy-gid": 2103},
-		}}}
+		}}
 	}},
 }
 

@@ -60,7 +60,8 @@ func TestImageReferences(t *testing.T) {
 	v := ch.Metadata.AppVersion
 	d := func(c byte) string { return "sha256:" + strings.Repeat(string(c), 64) }
 	pinned := map[string]any{
-		"webhook": map[string]any{"image": map[string]any{"digest": d('a')}, "inject": map[string]any{"image": map[string]any{"digest": d('b')}}},
+		"webhook": map[string]any{"image": map[string]any{"digest": d('a')}},
+		"inject":  map[string]any{"image": map[string]any{"digest": d('b')}},
 		"tests":   map[string]any{"image": map[string]any{"app": map[string]any{"digest": d('c')}, "proxy": map[string]any{"digest": d('d')}}},
 	}
 	withMirror := func(vals map[string]any, mirror string) map[string]any {
@@ -85,7 +86,8 @@ func TestImageReferences(t *testing.T) {
 			"mirror.example:5000/meshinit/redirector@" + d('b'), "mirror.example:5000/meshinit/test-app@" + d('c'), "mirror.example:5000/meshinit/test-proxy@" + d('d'), "mirror.example:5000/meshinit/webhook@" + d('a'),
 		}},
 		{"a mirror with a path, repositories without a registry", withMirror(map[string]any{
-			"webhook": map[string]any{"image": map[string]any{"repository": "meshinit/webhook"}, "inject": map[string]any{"image": map[string]any{"repository": "localhost/meshinit/redirector"}}},
+			"webhook": map[string]any{"image": map[string]any{"repository": "meshinit/webhook"}},
+			"inject":  map[string]any{"image": map[string]any{"repository": "localhost/meshinit/redirector"}},
 		}, "mirror.example/ghcr"), []string{
 			"mirror.example/ghcr/meshinit/redirector:" + v, "mirror.example/ghcr/meshinit/test-app:" + v, "mirror.example/ghcr/meshinit/test-proxy:" + v, "mirror.example/ghcr/meshinit/webhook:" + v,
 		}},
@@ -102,7 +104,7 @@ func TestImageReferences(t *testing.T) {
 		want   string
 	}{
 		{"a tag for a digest", map[string]any{"webhook": map[string]any{"image": map[string]any{"digest": "v1"}}}, "/webhook/image/digest"},
-		{"a short digest", map[string]any{"webhook": map[string]any{"inject": map[string]any{"image": map[string]any{"digest": "sha256:abc"}}}}, "/webhook/inject/image/digest"},
+		{"a short digest", map[string]any{"inject": map[string]any{"image": map[string]any{"digest": "sha256:abc"}}}, "/inject/image/digest"},
 		{"a mirror with a scheme", map[string]any{"global": map[string]any{"imageRegistry": "https://mirror.example"}}, "/global/imageRegistry"},
 	} {
 		t.Run(bad.name, func(t *testing.T) {

@@ -69,7 +69,7 @@ func agree(t *testing.T, tw *twins, ns *corev1.Namespace, p *corev1.Pod, exact b
 func TestPolicyDecidesLikeWebhook(t *testing.T) {
 	absent := "(absent)"
 	for _, values := range []map[string]any{nil,
-		{"webhook": map[string]any{"inject": map[string]any{"podSecurity": "deny", "privileged": true}}}} {
+		{"inject": map[string]any{"podSecurity": "deny", "privileged": true}}} {
 		tw := newTwins(t, values)
 		n := 0
 		for _, nsName := range []string{"app", "kube-system", releaseNamespace} {
@@ -109,7 +109,7 @@ var inNamespace = namespace("team", namespaceLabel, "enabled")
 // (portListCases, cidrListCases) through each list annotation of both
 // injectors: the same refusals, naming the annotation and quoting the value
 // and the bad entry as redirect does, or the same arguments. The CIDR lists
-// again with webhook.inject.redirect.ipv6 off, which refuses IPv6 entries.
+// again with inject.redirect.ipv6 off, which refuses IPv6 entries.
 func TestPolicyReadsSettingsLikeWebhook(t *testing.T) {
 	type list struct {
 		annotation string
@@ -130,7 +130,7 @@ func TestPolicyReadsSettingsLikeWebhook(t *testing.T) {
 		interfaceValues = append(interfaceValues, tc.value)
 	}
 	scalars := []string{"2102", " 2102 ", "0002102", "0", "1", "65535", "65536", "4294967294", "4294967295", "-1", "x", ""}
-	ipv6Off := map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"ipv6": "off"}}}}
+	ipv6Off := map[string]any{"inject": map[string]any{"redirect": map[string]any{"ipv6": "off"}}}
 	for _, run := range []struct {
 		values map[string]any
 		lists  []list
@@ -186,7 +186,7 @@ func TestPolicyChecksSettingsLikeWebhook(t *testing.T) {
 }
 
 // TestPolicyUsesChartValuesLikeWebhook: the cluster-wide settings
-// (webhook.inject.redirect, as values files and --set give them), image,
+// (inject.redirect, as values files and --set give them), image,
 // pull policy, resources, privileged mode and the redirector's log format
 // (logFormat json: --log-format=json) reach both injectors alike,
 // pods without annotations and with them.
@@ -195,10 +195,10 @@ func TestPolicyUsesChartValuesLikeWebhook(t *testing.T) {
 		map[string]any{"include-inbound-ports": "8080, 0080,80-90", "exclude-outbound-ports": 22, "exclude-outbound-cidrs": "FD00::1/8, 10.1.2.3", "ipv6": "on"},
 		map[string]any{"include-outbound-cidrs": "", "exclude-inbound-ports": "9090-9091", "iptables-mode": "legacy"}) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			tw := newTwins(t, map[string]any{"webhook": map[string]any{"inject": map[string]any{
+			tw := newTwins(t, map[string]any{"inject": map[string]any{
 				"redirect": redirectSet, "image": map[string]any{"repository": "registry.example/redirector", "tag": "v2"},
 				"imagePullPolicy": "Always", "privileged": i%2 == 1, "logFormat": []string{"json", "text"}[i%2],
-			}}})
+			}})
 			agree(t, tw, inNamespace, pod("p"), true)
 			agree(t, tw, inNamespace, pod("p", annotations(excludeInbound, "9091", includeCIDRs, "*", excludeOutbound, "")), true)
 		})
@@ -213,7 +213,7 @@ func TestPolicyRefusesBadChartValues(t *testing.T) {
 		"exclude-outbound-ports": "x", "include-inbound-ports": "80-", "exclude-outbound-cidrs": "::ffff:10.0.0.1", "include-outbound-cidrs": "10.0.0.0/8,*",
 	} {
 		t.Run(key, func(t *testing.T) {
-			values := map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{key: value}}}}
+			values := map[string]any{"inject": map[string]any{"redirect": map[string]any{key: value}}}
 			_, goErr := redirect.FromSettings(map[string]string{key: value}, redirect.Defaults())
 			if goErr == nil {
 				t.Fatalf("redirect accepts %s %q", key, value)
@@ -225,7 +225,7 @@ func TestPolicyRefusesBadChartValues(t *testing.T) {
 			tw := &twins{inject: compile(t, &vap), podSecurity: compile(t, &ps), matchNS: vap.Spec.MatchConstraints.NamespaceSelector}
 			got := tw.byPolicy(t, inNamespace, pod("p"))
 			// redirect names the setting by its key: "invalid <key> <value>: <why>".
-			want := "meshinit: pod not injected: invalid webhook.inject.redirect." + strings.TrimPrefix(goErr.Error(), "invalid ")
+			want := "meshinit: pod not injected: invalid inject.redirect." + strings.TrimPrefix(goErr.Error(), "invalid ")
 			if got.Denied != want {
 				t.Errorf("got  %s\nwant denied: %s", got, want)
 			}

@@ -111,7 +111,7 @@ func TestInjectorObjects(t *testing.T) {
 // the file change it.
 func TestInjectorStatus(t *testing.T) {
 	var statuses []string
-	for _, values := range []map[string]any{nil, {"webhook": map[string]any{"inject": map[string]any{"imagePullPolicy": "Always"}}}} {
+	for _, values := range []map[string]any{nil, {"inject": map[string]any{"imagePullPolicy": "Always"}}} {
 		objs := renderMode(t, values, "policy")
 		var cm corev1.ConfigMap
 		charts.DecodeOne(t, objs, "ConfigMap", "meshinit-webhook", &cm)

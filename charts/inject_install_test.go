@@ -104,10 +104,10 @@ func TestInstallPolicyInjector(t *testing.T) {
 		// No kubelet runs the chart's pre-upgrade hook Job on this API
 		// server (Helm would wait for it): the e2e release tests run it.
 		up.DisableHooks, up.Timeout = true, time.Minute
-		upgraded := withInjector(map[string]any{"webhook": map[string]any{"inject": map[string]any{
+		upgraded := withInjector(map[string]any{"inject": map[string]any{
 			"image":    map[string]any{"repository": "registry.example/redirector", "tag": "v2"},
 			"redirect": map[string]any{"exclude-outbound-ports": "8080"},
-		}}, "policy": values["policy"]}, "policy")
+		}, "policy": values["policy"]}, "policy")
 		if _, err := up.Run(installRelease, ch, upgraded); err != nil {
 			t.Fatal(err)
 		}

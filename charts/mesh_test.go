@@ -110,8 +110,8 @@ func TestPresetsAreTheChartsOnlyCopy(t *testing.T) {
 				mesh, in.config.Placement, in.config.Mesh, len(in.config.MeshAnnotations), p.Placement, mesh, len(p.Annotations))
 		}
 		// The user's values win: a setting, the placement, the proxy containers.
-		over, err := newInjector(map[string]any{"mesh": mesh, "webhook": map[string]any{"inject": map[string]any{
-			"placement": "last", "redirect": map[string]any{"proxy-uid": 4242, "ignored-inbound-ports": "1"}}}})
+		over, err := newInjector(map[string]any{"mesh": mesh, "inject": map[string]any{
+			"placement": "last", "redirect": map[string]any{"proxy-uid": 4242, "ignored-inbound-ports": "1"}}})
 		if err != nil {
 			t.Fatal(err)
 		}

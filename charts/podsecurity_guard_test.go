@@ -218,11 +218,11 @@ func TestGuardExemptsOnlyMeshinit(t *testing.T) {
 	}
 }
 
-// TestGuardPrivilegedMode: with webhook.inject.privileged the injected
+// TestGuardPrivilegedMode: with inject.privileged the injected
 // container is privileged, which the guard never exempts: an injected pod is
 // refused in a guarded namespace, saying so.
 func TestGuardPrivilegedMode(t *testing.T) {
-	values := map[string]any{"webhook": map[string]any{"inject": map[string]any{"privileged": true}}}
+	values := map[string]any{"inject": map[string]any{"privileged": true}}
 	in, err := newInjector(values)
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +232,7 @@ func TestGuardPrivilegedMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := guardPolicy(t, values).refusal(t, guarded(api.LevelBaseline), p)
-	for _, want := range []string{`privileged (container "meshinit-redirect" must not set securityContext.privileged=true)`, "webhook.inject.privileged: true"} {
+	for _, want := range []string{`privileged (container "meshinit-redirect" must not set securityContext.privileged=true)`, "inject.privileged: true"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("got %q, want it to contain %q", got, want)
 		}

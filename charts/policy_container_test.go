@@ -190,7 +190,7 @@ var containerCases = []struct {
 		want: verdict{clusterBinding, msgNotMeshinit("it sets restartPolicy"), metav1.StatusReasonForbidden}},
 	{name: "not first", pod: pod("p", injected, func(p *corev1.Pod) {
 		p.Spec.InitContainers = append([]corev1.Container{setup}, p.Spec.InitContainers...)
-	}), want: verdict{clusterBinding, msgNotMeshinit("it is not the first init container (webhook.inject.placement: first)"), metav1.StatusReasonForbidden}},
+	}), want: verdict{clusterBinding, msgNotMeshinit("it is not the first init container (inject.placement: first)"), metav1.StatusReasonForbidden}},
 
 	// The lists in the arguments, checked as the annotations are.
 	{name: "argument excludes a required inbound port", pod: pod("p", injected, withArg("exclude-inbound-ports", "22,8443")),

@@ -24,7 +24,7 @@ import (
 	"github.com/meshinit/meshinit/api/v1alpha1"
 )
 
-// TestLogFormatRecognised: with webhook.inject.logFormat json the webhook's
+// TestLogFormatRecognised: with inject.logFormat json the webhook's
 // container ends its arguments with --log-format=json, and the
 // RedirectPolicy's policy, rendered from the same values, recognises it as
 // meshinit's; under the other log format the same container is not
@@ -35,7 +35,7 @@ func TestLogFormatRecognised(t *testing.T) {
 	required := redirectPolicy(inNamespace.Name, "required", v1alpha1.RedirectPolicySpec{Interception: v1alpha1.InterceptionRequired})
 	formats := []string{"text", "json"}
 	for i, format := range formats {
-		values := map[string]any{"webhook": map[string]any{"inject": map[string]any{"logFormat": format}}}
+		values := map[string]any{"inject": map[string]any{"logFormat": format}}
 		in, err := newInjector(values)
 		if err != nil {
 			t.Fatal(err)
@@ -49,7 +49,7 @@ func TestLogFormatRecognised(t *testing.T) {
 			t.Errorf("logFormat %s: the webhook's own container denied %q", format, denied)
 		}
 		other := formats[1-i]
-		otherValues := map[string]any{"webhook": map[string]any{"inject": map[string]any{"logFormat": other}}}
+		otherValues := map[string]any{"inject": map[string]any{"logFormat": other}}
 		denied := compile(t, chartPolicy(t, otherValues)).denials(t, request{object: p, namespace: inNamespace, params: required})
 		want := fmt.Sprintf("init container meshinit-redirect is not meshinit's: it has %d arguments, not %d", len(args), len(args)+map[string]int{"text": 1, "json": -1}[format])
 		if len(denied) == 0 || !strings.HasPrefix(denied[0], want) {

@@ -250,7 +250,7 @@ func testDNSRequired(t *testing.T, c *cluster) {
 
 	t.Run("DNS capture", func(t *testing.T) {
 		captureAll := testValues()
-		captureAll["webhook"] = map[string]any{"inject": map[string]any{"redirect": map[string]any{"capture-dns": "all"}}}
+		captureAll["inject"] = map[string]any{"redirect": map[string]any{"capture-dns": "all"}}
 		c.install(t, captureAll)
 		t.Cleanup(func() {
 			c.install(t, testValues())

@@ -29,7 +29,7 @@ import (
 	"github.com/meshinit/meshinit/redirect"
 )
 
-// redirectValues are webhook.inject.redirect values the chart is checked
+// redirectValues are inject.redirect values the chart is checked
 // with, numbers and strings as values files and --set give them.
 var redirectValues = []map[string]any{
 	nil,
@@ -100,7 +100,7 @@ func readChartSettings(t *testing.T, values map[string]any) chartSettings {
 	return s
 }
 
-// redirectSettings is webhook.inject.redirect values as the webhook's
+// redirectSettings is inject.redirect values as the webhook's
 // configuration file holds them (the chart renders numbers in decimal).
 func redirectSettings(values map[string]any) map[string]string {
 	out := map[string]string{}
@@ -153,7 +153,7 @@ func TestChartSettingsMatchGo(t *testing.T) {
 	slices.Sort(wantPodArgs)
 	for i, redirectSet := range redirectValues {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			values := map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": redirectSet}}}
+			values := map[string]any{"inject": map[string]any{"redirect": redirectSet}}
 			s := readChartSettings(t, values)
 			rc, err := redirect.FromSettings(redirectSettings(redirectSet), redirect.Defaults())
 			if err != nil {

@@ -45,11 +45,12 @@ func TestSchemaRejects(t *testing.T) {
 		{"pullPolicy", map[string]any{"webhook": map[string]any{"image": map[string]any{"pullPolicy": "always"}}}, []string{"/webhook/image/pullPolicy"}},
 		{"trafficDistribution", map[string]any{"webhook": map[string]any{"trafficDistribution": "Nearest"}}, []string{"/webhook/trafficDistribution"}},
 		{"topology spread without key", map[string]any{"webhook": map[string]any{"topologySpreadConstraints": []any{map[string]any{"maxSkew": 1, "whenUnsatisfiable": "ScheduleAnyway"}}}}, []string{"topologyKey"}},
-		{"placement", map[string]any{"webhook": map[string]any{"inject": map[string]any{"placement": "middle"}}}, []string{"/webhook/inject/placement", "first", "last"}},
-		{"podSecurity", map[string]any{"webhook": map[string]any{"inject": map[string]any{"podSecurity": "ignore"}}}, []string{"/webhook/inject/podSecurity"}},
-		{"logFormat", map[string]any{"webhook": map[string]any{"inject": map[string]any{"logFormat": "JSON"}}}, []string{"/webhook/inject/logFormat"}},
-		{"unknown redirect setting", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"outbound-port": "15001"}}}}, []string{"outbound-port"}},
-		{"iptables mode", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"iptables-mode": "xt"}}}}, []string{"iptables-mode"}},
+		{"misspelt inject key", map[string]any{"inject": map[string]any{"placment": "last"}}, []string{"placment"}},
+		{"placement", map[string]any{"inject": map[string]any{"placement": "middle"}}, []string{"/inject/placement", "first", "last"}},
+		{"podSecurity", map[string]any{"inject": map[string]any{"podSecurity": "ignore"}}, []string{"/inject/podSecurity"}},
+		{"logFormat", map[string]any{"inject": map[string]any{"logFormat": "JSON"}}, []string{"/inject/logFormat"}},
+		{"unknown redirect setting", map[string]any{"inject": map[string]any{"redirect": map[string]any{"outbound-port": "15001"}}}, []string{"outbound-port"}},
+		{"iptables mode", map[string]any{"inject": map[string]any{"redirect": map[string]any{"iptables-mode": "xt"}}}, []string{"iptables-mode"}},
 		{"certManager.enabled a string", map[string]any{"certManager": map[string]any{"enabled": "true"}}, []string{"/certManager/enabled", "boolean"}},
 		{"existingSecret a string", map[string]any{"certs": map[string]any{"existingSecret": "yes"}}, []string{"/certs/existingSecret", "boolean"}},
 		{"issuerRef without name", map[string]any{"certManager": map[string]any{"issuerRef": map[string]any{"kind": "ClusterIssuer"}}}, []string{"/certManager/issuerRef"}},
@@ -69,14 +70,14 @@ func TestSchemaRejects(t *testing.T) {
 		// The policy compares the cluster's own redirect settings with the
 		// init container's arguments, so they must be written as the
 		// redirector renders them.
-		{"proxy-uid with a leading zero", redirectSetting("proxy-uid", "01337"), []string{"/webhook/inject/redirect/proxy-uid"}},
-		{"proxy-gid negative", redirectSetting("proxy-gid", -1), []string{"/webhook/inject/redirect/proxy-gid"}},
-		{"proxy port 0", redirectSetting("outbound-proxy-port", 0), []string{"/webhook/inject/redirect/outbound-proxy-port"}},
-		{"proxy port 65536 as a string", redirectSetting("inbound-proxy-port", "65536"), []string{"/webhook/inject/redirect/inbound-proxy-port"}},
-		{"ignored ports with spaces", redirectSetting("ignored-inbound-ports", "15020, 15021"), []string{"/webhook/inject/redirect/ignored-inbound-ports"}},
-		{"ignored ports star", redirectSetting("ignored-inbound-ports", "*"), []string{"/webhook/inject/redirect/ignored-inbound-ports"}},
-		{"capture-dns", redirectSetting("capture-dns", "on"), []string{"/webhook/inject/redirect/capture-dns", "off", "nameservers", "all"}},
-		{"dns proxy port 0", redirectSetting("dns-proxy-port", 0), []string{"/webhook/inject/redirect/dns-proxy-port"}},
+		{"proxy-uid with a leading zero", redirectSetting("proxy-uid", "01337"), []string{"/inject/redirect/proxy-uid"}},
+		{"proxy-gid negative", redirectSetting("proxy-gid", -1), []string{"/inject/redirect/proxy-gid"}},
+		{"proxy port 0", redirectSetting("outbound-proxy-port", 0), []string{"/inject/redirect/outbound-proxy-port"}},
+		{"proxy port 65536 as a string", redirectSetting("inbound-proxy-port", "65536"), []string{"/inject/redirect/inbound-proxy-port"}},
+		{"ignored ports with spaces", redirectSetting("ignored-inbound-ports", "15020, 15021"), []string{"/inject/redirect/ignored-inbound-ports"}},
+		{"ignored ports star", redirectSetting("ignored-inbound-ports", "*"), []string{"/inject/redirect/ignored-inbound-ports"}},
+		{"capture-dns", redirectSetting("capture-dns", "on"), []string{"/inject/redirect/capture-dns", "off", "nameservers", "all"}},
+		{"dns proxy port 0", redirectSetting("dns-proxy-port", 0), []string{"/inject/redirect/dns-proxy-port"}},
 		{"allowed UID exclusion negative", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{"allowedOutboundUIDExclusions": []any{-1}}}}, []string{"/policy/defaultRedirectPolicy/allowedOutboundUIDExclusions/0"}},
 		{"allowed GID exclusion a name", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{"allowedOutboundGIDExclusions": []any{"wheel"}}}}, []string{"/policy/defaultRedirectPolicy/allowedOutboundGIDExclusions/0"}},
 		{"allowed interface exclusion wildcard", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{"allowedInboundInterfaceExclusions": []any{"net+"}}}}, []string{"/policy/defaultRedirectPolicy/allowedInboundInterfaceExclusions/0"}},
@@ -109,12 +110,12 @@ func TestSchemaAccepts(t *testing.T) {
 		name   string
 		values map[string]any
 	}{
-		{"redirect numbers", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"inbound-proxy-port": 16006, "exclude-outbound-ports": "22,53"}}}}},
-		{"redirect strings", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"proxy-uid": "0", "outbound-proxy-port": "65535", "ignored-inbound-ports": "15020-15021,15090"}}}}},
+		{"redirect numbers", map[string]any{"inject": map[string]any{"redirect": map[string]any{"inbound-proxy-port": 16006, "exclude-outbound-ports": "22,53"}}}},
+		{"redirect strings", map[string]any{"inject": map[string]any{"redirect": map[string]any{"proxy-uid": "0", "outbound-proxy-port": "65535", "ignored-inbound-ports": "15020-15021,15090"}}}},
 		{"no ignored ports", redirectSetting("ignored-inbound-ports", "")},
-		{"capture parity settings", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{
+		{"capture parity settings", map[string]any{"inject": map[string]any{"redirect": map[string]any{
 			"capture-dns": "nameservers", "dns-proxy-port": 15054, "exclude-outbound-uids": "0,1000,20000", "exclude-outbound-gids": 3000,
-			"include-outbound-ports": "80,443,8000-8080", "exclude-inbound-interfaces": "eth0.100,eth1,net1"}}}}},
+			"include-outbound-ports": "80,443,8000-8080", "exclude-inbound-interfaces": "eth0.100,eth1,net1"}}}},
 		{"allowed exclusions and overrides", map[string]any{"policy": map[string]any{"defaultRedirectPolicy": map[string]any{
 			"allowedOutboundUIDExclusions": []any{0, 1000}, "allowedOutboundGIDExclusions": []any{4294967294},
 			"allowedInboundInterfaceExclusions": []any{"net1", "eth0.100"}, "allowProxyIdentityOverride": true, "allowProxyPortOverride": true}}}},
@@ -156,12 +157,12 @@ func TestCertsSourcesExclusive(t *testing.T) {
 	}
 }
 
-// redirectSetting is values with one webhook.inject.redirect setting.
+// redirectSetting is values with one inject.redirect setting.
 func redirectSetting(key string, value any) map[string]any {
-	return map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{key: value}}}}
+	return map[string]any{"inject": map[string]any{"redirect": map[string]any{key: value}}}
 }
 
-// TestIgnoredPortsCanonical: webhook.inject.redirect.ignored-inbound-ports
+// TestIgnoredPortsCanonical: inject.redirect.ignored-inbound-ports
 // must be written as the redirector renders it (the policy compares the
 // init container's argument with it): each entry once, no range of one
 // port. The schema cannot say so: the chart refuses it, naming the value.
@@ -169,7 +170,7 @@ func redirectSetting(key string, value any) map[string]any {
 func TestIgnoredPortsCanonical(t *testing.T) {
 	for _, v := range []string{"15020,15020", "15020-15020", "15021-15020", "15020-15030,15021,15020-15030"} {
 		_, err := charts.Render(charts.Options{Values: redirectSetting("ignored-inbound-ports", v)})
-		if err == nil || !strings.Contains(err.Error(), "webhook.inject.redirect.ignored-inbound-ports") || !strings.Contains(err.Error(), v) {
+		if err == nil || !strings.Contains(err.Error(), "inject.redirect.ignored-inbound-ports") || !strings.Contains(err.Error(), v) {
 			t.Errorf("ignored-inbound-ports %q: %v", v, err)
 		}
 	}
@@ -191,11 +192,20 @@ func TestRemovedValues(t *testing.T) {
 		{"certs.mode", map[string]any{"certs": map[string]any{"mode": "cert-manager"}}, []string{"certs.mode (cert-manager) was replaced", "certManager.enabled=true", "certs.existingSecret=true"}},
 		{"certs.mode self-managed", map[string]any{"certs": map[string]any{"mode": "self-managed"}}, []string{"certs.mode (self-managed) was replaced"}},
 		{"certs.certManager", map[string]any{"certs": map[string]any{"certManager": map[string]any{"duration": "720h"}}}, []string{"certs.certManager was replaced by certManager", "certManager.enabled=true"}},
+		{"webhook.inject", map[string]any{"webhook": map[string]any{"inject": map[string]any{"placement": "last"}}}, []string{"webhook.inject was moved to inject (top level", "inject.placement for webhook.inject.placement"}},
+		{"webhook.inject.redirect", map[string]any{"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"proxy-uid": 2000}}}}, []string{"webhook.inject was moved to inject (top level", "inject.redirect.<name> for webhook.inject.redirect.<name>"}},
+		{"webhook.inject empty", map[string]any{"webhook": map[string]any{"inject": map[string]any{}}}, []string{"webhook.inject was moved to inject"}},
+		{"webhook.inject beside webhook values", map[string]any{"webhook": map[string]any{"replicas": 3, "inject": map[string]any{"privileged": true}}}, []string{"webhook.inject was moved to inject"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := charts.Render(charts.Options{Values: tc.values})
 			if err == nil {
 				t.Fatalf("values %v rendered; want them refused", tc.values)
+			}
+			// The schema lets the old key through, so that the message
+			// is the chart's, naming what replaced it.
+			if strings.Contains(err.Error(), "values don't meet the specifications of the schema") {
+				t.Errorf("a schema error, not the chart's message:\n%v", err)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
@@ -203,5 +213,9 @@ func TestRemovedValues(t *testing.T) {
 				}
 			}
 		})
+	}
+	// null removes a key (helm upgrade --set webhook.inject=null): not set.
+	if _, err := charts.Render(charts.Options{Values: map[string]any{"webhook": map[string]any{"inject": nil}}}); err != nil {
+		t.Errorf("webhook.inject null: %v", err)
 	}
 }

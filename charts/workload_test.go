@@ -178,8 +178,8 @@ func TestHelmTestPod(t *testing.T) {
 	}{
 		{"defaults", nil, 15001, 1337, 1337, ":15001", "192.0.2.1:80"},
 		{"redirect settings", map[string]any{
-			"webhook": map[string]any{"inject": map[string]any{"redirect": map[string]any{"outbound-proxy-port": 16001, "proxy-uid": "2000"}}},
-			"tests":   map[string]any{"dialAddress": "198.51.100.1:443"},
+			"inject": map[string]any{"redirect": map[string]any{"outbound-proxy-port": 16001, "proxy-uid": "2000"}},
+			"tests":  map[string]any{"dialAddress": "198.51.100.1:443"},
 		}, 16001, 2000, 2000, ":16001", "198.51.100.1:443"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

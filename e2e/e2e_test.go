@@ -425,9 +425,9 @@ func endToEnd(t *testing.T, ctx context.Context, e *env, injector string) {
 		// Like helm upgrade: the chart re-rendered with the webhook
 		// excluding outbound port 8080 for every pod; the config change
 		// rolls the webhook.
-		install(t, map[string]any{"webhook": map[string]any{"inject": map[string]any{
+		install(t, map[string]any{"inject": map[string]any{
 			"redirect": map[string]any{"exclude-outbound-ports": "8080"},
-		}}})
+		}})
 		// Until the API server's view of the webhook's endpoints catches
 		// up, a review may still reach a replaced replica.
 		if err := eventually(ctx, 60*time.Second, func() error {

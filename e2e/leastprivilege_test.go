@@ -48,9 +48,9 @@ func TestLeastPrivilege(t *testing.T) {
 	for _, mode := range []string{"nft", "legacy"} {
 		t.Run(mode, func(t *testing.T) {
 			installed = true
-			e.install(t, ctx, map[string]any{"webhook": map[string]any{"inject": map[string]any{
+			e.install(t, ctx, map[string]any{"inject": map[string]any{
 				"redirect": map[string]any{"iptables-mode": mode},
-			}}})
+			}})
 			ns := e.createNamespace(t, ctx, "e2e-lp-"+mode, map[string]string{injectionLabel: "enabled"})
 			// Until the rollout has reached the API server, a review may go
 			// to a replica with the old values.

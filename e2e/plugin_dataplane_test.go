@@ -51,8 +51,8 @@ func TestKubectlMeshinitDataPlane(t *testing.T) {
 	}
 	t.Cleanup(func() { e.uninstall(t, context.Background()) })
 	e.install(t, ctx, map[string]any{
-		"webhook": map[string]any{"inject": map[string]any{"placement": "last"}},
-		"policy":  map[string]any{"defaultRedirectPolicy": map[string]any{"enabled": false}},
+		"inject": map[string]any{"placement": "last"},
+		"policy": map[string]any{"defaultRedirectPolicy": map[string]any{"enabled": false}},
 	})
 	ns := e.createNamespace(t, ctx, "e2e-dataplane", map[string]string{injectionLabel: "enabled"})
 	// istio-init as its injector writes it, in spirit: a redirect of all

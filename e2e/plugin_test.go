@@ -108,9 +108,9 @@ func TestKubectlMeshinit(t *testing.T) {
 	})
 
 	t.Run("pods with the settings of before a helm upgrade: pods exits 1; the printed rollout restart fixes them", func(t *testing.T) {
-		e.install(t, ctx, map[string]any{"webhook": map[string]any{"inject": map[string]any{
+		e.install(t, ctx, map[string]any{"inject": map[string]any{
 			"redirect": map[string]any{"exclude-outbound-ports": "22"},
-		}}})
+		}})
 		fix := "kubectl rollout restart deployment/web -n " + app
 		expect(t, 1, []string{"stale", `--exclude-outbound-ports "" -> "22"`, fix}, "pods", "-n", app)
 		e.must(t, ctx, strings.Fields(strings.TrimPrefix(fix, "kubectl "))...)

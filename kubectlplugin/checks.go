@@ -55,7 +55,7 @@ func runChecks(in Install, now time.Time) []Finding {
 // missing and puts back what was changed.
 func helmFix(r release, set ...string) string {
 	name := cmp.Or(r.Name, chartName)
-	fix := fmt.Sprintf("helm upgrade %s charts/meshinit -n %s --reuse-values", name, r.Namespace)
+	fix := fmt.Sprintf("helm upgrade %s charts/meshinit -n %s --reset-then-reuse-values", name, r.Namespace)
 	for _, s := range set {
 		fix += " --set " + s
 	}

@@ -266,7 +266,7 @@ func TestChecks(t *testing.T) {
 			want: []want{{"ValidatingAdmissionPolicy meshinit-redirectpolicy", "not type-checked yet (status.observedGeneration 0, generation 1)", "kubectl meshinit check"}}},
 		{name: "type checking warns", changes: []func(*Install){func(in *Install) {
 			redirectPolicy(in).Status.TypeChecking.ExpressionWarnings = []admissionregistrationv1.ExpressionWarning{{FieldRef: "spec.validations[0].expression", Warning: "undefined field 'nam'"}}
-		}}, want: []want{{"ValidatingAdmissionPolicy meshinit-redirectpolicy", "type checking warns 1 time: spec.validations[0].expression: undefined field 'nam'", "helm upgrade meshinit charts/meshinit -n meshinit-system --reuse-values"}}},
+		}}, want: []want{{"ValidatingAdmissionPolicy meshinit-redirectpolicy", "type checking warns 1 time: spec.validations[0].expression: undefined field 'nam'", "helm upgrade meshinit charts/meshinit -n meshinit-system --reset-then-reuse-values"}}},
 		{name: "the RedirectPolicy policy deleted", changes: []func(*Install){policyNamed("meshinit-redirectpolicy")}, want: []want{
 			{"ValidatingAdmissionPolicy", "enforces RedirectPolicies: they are not enforced", "--set policy.enabled=true"},
 			{"ValidatingAdmissionPolicyBinding meshinit-redirectpolicy-cluster", "which does not exist", "helm upgrade"},
@@ -310,7 +310,7 @@ func TestChecks(t *testing.T) {
 		{name: "the redirector trust ConfigMap deleted", changes: []func(*Install){trust(func(tp *TrustParams) { tp.ConfigMap = nil })}, want: []want{
 			{trustObject, "missing: 3 bindings meshinit-redirector-trust-labelled, meshinit-redirector-trust-namespace, meshinit-redirector-trust-pod-security of ValidatingAdmissionPolicy meshinit-redirector-trust, " +
 				"so the API server refuses every create and update of a pod or workload they select, with or without meshinit's init container, until it is back (parameterNotFoundAction Deny)",
-				"helm upgrade meshinit charts/meshinit -n meshinit-system --reuse-values   # renders it again"},
+				"helm upgrade meshinit charts/meshinit -n meshinit-system --reset-then-reuse-values   # renders it again"},
 		}},
 		{name: "the redirector trust ConfigMap deleted, one binding Allow", changes: []func(*Install){trust(func(tp *TrustParams) { tp.ConfigMap = nil }), func(in *Install) {
 			for i := range in.Bindings {

@@ -46,7 +46,7 @@ func TestPolicyModeAgainstAPIServer(t *testing.T) {
 	values := func(excludeOutbound string) map[string]any {
 		return map[string]any{
 			"injector": "policy",
-			"webhook":  map[string]any{"inject": map[string]any{"redirect": map[string]any{"exclude-outbound-ports": excludeOutbound}}},
+			"inject":   map[string]any{"redirect": map[string]any{"exclude-outbound-ports": excludeOutbound}},
 			"policy":   map[string]any{"defaultRedirectPolicy": map[string]any{"interception": "AllowOptOut"}},
 		}
 	}
@@ -125,7 +125,7 @@ func TestPolicyModeAgainstAPIServer(t *testing.T) {
 			return strings.Replace(c, `exclude-outbound-ports: "22"`, `exclude-outbound-ports: "23"`, 1)
 		})
 		defer restore()
-		e.mustPlugin(t, 1, []string{"MutatingAdmissionPolicy meshinit-inject", "does not inject the configuration in ConfigMap meshinit-webhook", "helm upgrade meshinit charts/meshinit -n meshinit-system --reuse-values"}, "check")
+		e.mustPlugin(t, 1, []string{"MutatingAdmissionPolicy meshinit-inject", "does not inject the configuration in ConfigMap meshinit-webhook", "helm upgrade meshinit charts/meshinit -n meshinit-system --reset-then-reuse-values"}, "check")
 	})
 
 	t.Run("the MutatingAdmissionPolicy unbound: check exits 1", func(t *testing.T) {

@@ -224,7 +224,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		refused("an opted-out pod", false, "ValidatingAdmissionPolicy '"+trust+"' with binding '"+trust+"-namespace' denied request")
 		e.mustFinding(t, 1, CodeRedirectorTrust, StatusProblem, "missing: 3 bindings meshinit-redirector-trust-labelled, meshinit-redirector-trust-namespace, meshinit-redirector-trust-pod-security of ValidatingAdmissionPolicy meshinit-redirector-trust, "+
 			"so the API server refuses every create and update of a pod or workload they select, with or without meshinit's init container, until it is back")
-		e.mustPlugin(t, 1, []string{"MI1016", "helm upgrade meshinit charts/meshinit -n meshinit-system --reuse-values   # renders it again"}, "check")
+		e.mustPlugin(t, 1, []string{"MI1016", "helm upgrade meshinit charts/meshinit -n meshinit-system --reset-then-reuse-values   # renders it again"}, "check")
 		put(saved.Data)
 		admitted("an opted-out pod", false)
 		admitted("an injected pod", true)

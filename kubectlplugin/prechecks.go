@@ -228,7 +228,7 @@ func preRuntimes(p PreInstall) []Finding {
 		if strings.HasPrefix(rt, "containerd://") || strings.HasPrefix(rt, "cri-o://") {
 			out = append(out, ok(CodeContainerRuntime, obj, detail+": grants added capabilities to non-root containers"))
 		} else {
-			out = append(out, warning(CodeContainerRuntime, obj, detail+": not tested with meshinit; if the redirector logs `not permitted to change iptables`, set webhook.inject.privileged=true",
+			out = append(out, warning(CodeContainerRuntime, obj, detail+": not tested with meshinit; if the redirector logs `not permitted to change iptables`, set the chart value inject.privileged=true",
 				"kubectl meshinit pods -A   # after installing: a failing meshinit-redirect shows there"))
 		}
 	}

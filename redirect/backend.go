@@ -174,7 +174,7 @@ func backendError(b backend, err error) error {
 		return fmt.Errorf("%s backend: not permitted to change iptables: the container needs the NET_ADMIN and NET_RAW capabilities; "+
 			"as a non-root user the redirector hands iptables only those it holds, from the file capabilities of its image "+
 			"(which no_new_privs lets it keep only when the runtime grants them to non-root containers, as containerd and CRI-O do); "+
-			"where the node's iptables needs more, set the chart value webhook.inject.privileged: %w", b, err)
+			"where the node's iptables needs more, set the chart value inject.privileged: %w", b, err)
 	case natMissing(stderr):
 		table := TableNat
 		if strings.Contains(stderr, "raw") {

@@ -67,15 +67,15 @@ func TestChooseBackend(t *testing.T) {
 // annotations and chart values that set those flags.
 func TestErrorsNameWhatAPodCanSet(t *testing.T) {
 	for key, want := range map[string]string{
-		keyIptablesMode:         "the chart value webhook.inject.redirect.iptables-mode (--iptables-mode)",
-		keyExcludeOutboundPorts: "the pod annotation " + AnnotationExcludeOutboundPorts + " or the chart value webhook.inject.redirect.exclude-outbound-ports (--exclude-outbound-ports)",
+		keyIptablesMode:         "the chart value inject.redirect.iptables-mode (--iptables-mode)",
+		keyExcludeOutboundPorts: "the pod annotation " + AnnotationExcludeOutboundPorts + " or the chart value inject.redirect.exclude-outbound-ports (--exclude-outbound-ports)",
 	} {
 		if got := howToSet(key); got != want {
 			t.Errorf("howToSet(%q) = %q, want %q", key, got, want)
 		}
 	}
 	err := backendError(backend{IptablesNFT, IPv4}, &exec.Error{Name: "iptables-nft-restore", Err: exec.ErrNotFound})
-	if msg := err.Error(); !strings.Contains(msg, "the chart value webhook.inject.redirect.iptables-mode") {
+	if msg := err.Error(); !strings.Contains(msg, "the chart value inject.redirect.iptables-mode") {
 		t.Errorf("iptables not found: %q names no chart value", msg)
 	}
 }

@@ -34,7 +34,7 @@ import (
 // when one is out of date; `make generate` (this test with -update) rewrites
 // them:
 //
-//   - charts/meshinit/values.schema.json: webhook.inject.redirect's keys
+//   - charts/meshinit/values.schema.json: inject.redirect's keys
 //   - charts/meshinit/templates/_redirect.tpl: the defaults helper and the
 //     list of settings whose values must be written as the redirector
 //     renders them
@@ -102,7 +102,7 @@ func between(doc, begin, end string, body func(old []string) []string) (string, 
 
 // settingsTable is the reference table of the settings: each one's
 // redirector flag (its key, which is also its chart key under
-// webhook.inject.redirect), the pod annotation that sets it, its default
+// inject.redirect), the pod annotation that sets it, its default
 // and its usage.
 func settingsTable() []string {
 	out := []string{"| flag | pod annotation | default | meaning |", "| --- | --- | --- | --- |"}
@@ -216,7 +216,7 @@ func TestKindsNamed(t *testing.T) {
 // kindNames are the kinds as the chart's helpers and settings table name them.
 var kindNames = map[kind]string{kindPort: "port", kindID: "id", kindEnum: "enum", kindPorts: "ports", kindCIDRs: "cidrs", kindIDs: "ids", kindInterfaces: "names"}
 
-// schemaRedirectKeys rewrites the properties of webhook.inject.redirect in
+// schemaRedirectKeys rewrites the properties of inject.redirect in
 // values.schema.json, the first "properties" object after the "redirect"
 // key, one setting a line.
 func schemaRedirectKeys(old string) (string, error) {

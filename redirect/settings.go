@@ -204,7 +204,7 @@ func parseID(s string) (uint32, error) {
 // annotation when it has one, and the chart value (a pod cannot pass the
 // redirector flags), then the flag itself, for the redirector run by hand.
 func howToSet(key string) string {
-	value := "the chart value webhook.inject.redirect." + key
+	value := "the chart value inject.redirect." + key
 	for _, s := range settings {
 		if s.key == key && s.annotation != "" {
 			return "the pod annotation " + s.annotation + " or " + value + " (--" + key + ")"

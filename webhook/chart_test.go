@@ -137,12 +137,8 @@ func TestChartConfigFile(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var values map[string]any
-			if tc.values != nil {
-				values = map[string]any{"webhook": tc.values}
-			}
 			var cm corev1.ConfigMap
-			charts.MustObject(t, charts.Options{Namespace: chartNamespace, Values: values}, "ConfigMap", "meshinit-webhook", &cm)
+			charts.MustObject(t, charts.Options{Namespace: chartNamespace, Values: tc.values}, "ConfigMap", "meshinit-webhook", &cm)
 			c, err := ParseConfig([]byte(cm.Data["config.yaml"]), chartNamespace)
 			if err != nil {
 				t.Fatalf("the chart's config.yaml:\n%s\ndoes not parse: %v", cm.Data["config.yaml"], err)

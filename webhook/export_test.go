@@ -37,7 +37,7 @@ type CorpusCase struct {
 	Namespace       string
 	NamespaceLabels map[string]string
 	// Inject is the case's configuration (testConfig and its own) as the
-	// chart's webhook.inject values.
+	// chart's inject values.
 	Inject map[string]any
 	// Pod is the pod as the case reviews it: with Reinvoke, the pod the
 	// webhook injected (with the case's configuration, in-process) with

@@ -194,7 +194,7 @@ func (c *cluster) awaitNoInjector(t *testing.T) {
 }
 
 // TestPolicyInjectorAgrees runs every pod of the webhook's golden corpus
-// (testdata/pods, each with its configuration as the chart's webhook.inject
+// (testdata/pods, each with its configuration as the chart's inject
 // values) through both injectors the chart renders, on a real API server
 // (dry-run creates): the webhook (webhook.Serve behind the chart's
 // MutatingWebhookConfiguration) and the policies (the chart's
@@ -206,7 +206,7 @@ func (c *cluster) awaitNoInjector(t *testing.T) {
 // same warnings (after the prefix).
 //
 // One difference is expected and checked for what it is: in a namespace
-// enforcing PodSecurity restricted, with webhook.inject.podSecurity deny, a
+// enforcing PodSecurity restricted, with inject.podSecurity deny, a
 // pod that restricted refuses on its own is refused by PodSecurity before
 // the validating policy runs (the webhook refuses it earlier, while
 // mutating): PodSecurity's message, not meshinit's.
@@ -260,7 +260,7 @@ func TestPolicyInjectorAgrees(t *testing.T) {
 		if err := json.Unmarshal([]byte(key), &inject); err != nil {
 			t.Fatal(err)
 		}
-		values := map[string]any{"webhook": map[string]any{"inject": inject}}
+		values := map[string]any{"inject": inject}
 		cases := byConfig[key]
 		run := func(t *testing.T, mode string) {
 			for _, tc := range cases {
@@ -281,7 +281,7 @@ func TestPolicyInjectorAgrees(t *testing.T) {
 		})
 		c.awaitNoInjector(t)
 		t.Run(fmt.Sprintf("policy, configuration %d", i), func(t *testing.T) {
-			objs := charts.MustObjects(t, charts.Options{Namespace: releaseNamespace, Values: map[string]any{"injector": "policy", "webhook": values["webhook"]},
+			objs := charts.MustObjects(t, charts.Options{Namespace: releaseNamespace, Values: map[string]any{"injector": "policy", "inject": values["inject"]},
 				APIVersions: []string{mapAPI}}, false)
 			status := statusOf(t, objs)
 			var installed []client.Object

@@ -34,7 +34,7 @@ type Status struct {
 	// InitContainers are the names of the injected init containers.
 	InitContainers []string `json:"initContainers"`
 	// Config identifies the injection configuration (the chart's
-	// webhook.inject values, as the webhook's configuration file holds
+	// inject values, as the webhook's configuration file holds
 	// them): the first 16 hex digits of the SHA-256 of the file's bytes
 	// (ConfigHash). The pod's own settings are not hashed: the init
 	// container's arguments state them.

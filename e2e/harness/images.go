@@ -85,7 +85,8 @@ func (c *Cluster) LoadImages(ctx context.Context, dir string, logf func(string, 
 			return map[string]any{"repository": ref[:strings.LastIndex(ref, ":")]}
 		}
 		c.imageValues = map[string]any{
-			"webhook": map[string]any{"image": repo(imgs.Webhook), "inject": map[string]any{"image": repo(imgs.Redirector)}},
+			"webhook": map[string]any{"image": repo(imgs.Webhook)},
+			"inject":  map[string]any{"image": repo(imgs.Redirector)},
 			"tests":   map[string]any{"image": map[string]any{"app": repo(imgs.TestApp), "proxy": repo(imgs.TestProxy)}},
 		}
 	}

@@ -30,7 +30,7 @@ import (
 // ImageValues are where each image's value ({repository, tag, digest}) is
 // in the chart's values, by image name (internal/images.Names).
 var ImageValues = map[string][]string{
-	"redirector": {"webhook", "inject", "image"},
+	"redirector": {"inject", "image"},
 	"webhook":    {"webhook", "image"},
 	"test-app":   {"tests", "image", "app"},
 	"test-proxy": {"tests", "image", "proxy"},

@@ -363,7 +363,7 @@ meshinit.inject.variables: every variable of the three policies.
     !variables.excludedNamespace && !object.spec.?hostNetwork.orValue(false)
       && (variables.namespaceInjection == 'enabled' ? !variables.podLabelSet || variables.podLabel == 'true'
         : variables.namespaceInjection != 'disabled' && variables.podLabel == 'true')
-# The settings (redirect.FromAnnotations over webhook.inject.redirect).
+# The settings (redirect.FromAnnotations over inject.redirect).
 {{- range $settings }}
 {{- if .mesh }}
 {{- $alone := ternary (ternary "*" "" (hasPrefix "include-" .key)) .value (has .kind (list "ports" "cidrs" "ids" "names")) }}
@@ -423,7 +423,7 @@ meshinit.inject.variables: every variable of the three policies.
 {{- end }}
       variables.{{ .var }}Error == '' ? '' : 'invalid ' + variables.{{ .var }}Name + ' ' + {{ include "meshinit.inject.quote" (printf "variables.%sShown" .var) }} + ': ' + variables.{{ .var }}Error,
 {{- else if .annotation }}
-      variables.{{ .var }}Error == '' ? '' : 'invalid ' + (variables.{{ .var }}Set ? {{ printf "annotation %s" .annotation | toJson }} : {{ printf "webhook.inject.redirect.%s" .key | toJson }})
+      variables.{{ .var }}Error == '' ? '' : 'invalid ' + (variables.{{ .var }}Set ? {{ printf "annotation %s" .annotation | toJson }} : {{ printf "inject.redirect.%s" .key | toJson }})
         + ' ' + {{ include "meshinit.inject.quote" (printf "variables.%sRaw" .var) }} + ': ' + variables.{{ .var }}Error,
 {{- end }}
 {{- end }}
@@ -443,7 +443,7 @@ meshinit.inject.variables: every variable of the three policies.
 - name: podSecurityMessage
   expression: |-
     'namespace ' + namespaceObject.metadata.name + ' enforces PodSecurity "' + variables.podSecurityLevel
-      + '" (label pod-security.kubernetes.io/enforce), which forbids the {{ ternary "privileged mode" "capabilities NET_ADMIN and NET_RAW" .Values.webhook.inject.privileged }} that the meshinit-redirect init container needs to redirect traffic; label the namespace pod-security.kubernetes.io/enforce=privileged to inject, or opt the pod out with label meshinit.io/inject=false'
+      + '" (label pod-security.kubernetes.io/enforce), which forbids the {{ ternary "privileged mode" "capabilities NET_ADMIN and NET_RAW" .Values.inject.privileged }} that the meshinit-redirect init container needs to redirect traffic; label the namespace pod-security.kubernetes.io/enforce=privileged to inject, or opt the pod out with label meshinit.io/inject=false'
 # Injected: opted in, its settings readable, PodSecurity allowing it.
 - name: inject
   expression: "variables.optedIn && variables.settingErrors.size() == 0 && !variables.podSecurityConflict"
@@ -521,7 +521,7 @@ keeps it.
 {{- define "meshinit.inject.container" -}}
 {{- $c := "Object.spec.initContainers" -}}
 {{- $sc := printf "%s.securityContext" $c -}}
-{{- with .Values.webhook.inject -}}
+{{- with .Values.inject -}}
 {{ $c }}{
   name: 'meshinit-redirect',
   image: {{ include "meshinit.redirect.image" $ | toJson }},
@@ -559,14 +559,14 @@ keeps it.
 {{- /*
 meshinit.inject.logFormatArgs: the arguments after the settings of
 meshinit's init container, as JSON: --log-format=json with
-webhook.inject.logFormat json, none with text (the redirector's default), as
+inject.logFormat json, none with text (the redirector's default), as
 webhook/container.go's containerArgs.
 */ -}}
 {{- define "meshinit.inject.logFormatArgs" -}}
-{{- if eq .Values.webhook.inject.logFormat "text" -}}
+{{- if eq .Values.inject.logFormat "text" -}}
 []
 {{- else -}}
-{{- list (printf "--log-format=%s" .Values.webhook.inject.logFormat) | toJson -}}
+{{- list (printf "--log-format=%s" .Values.inject.logFormat) | toJson -}}
 {{- end -}}
 {{- end -}}
 
@@ -644,13 +644,13 @@ fail on anything a pod can hold. Argument: (dict "c" <name> "args" <CEL>
 {{- define "meshinit.inject.canonical" -}}
 {{- $c := .c -}}
 {{- $volume := include "meshinit.inject.tokenVolumeName" .root -}}
-{{- with .root.Values.webhook.inject -}}
+{{- with .root.Values.inject -}}
 {{ $c }}.name == 'meshinit-redirect'
   && {{ $c }}.?image.orValue('') == {{ include "meshinit.redirect.image" $.root | squote }}
   && {{ $c }}.?imagePullPolicy.orValue('') in [{{ .imagePullPolicy | squote }}, 'Always']
   && {{ $c }}.?args.orValue([]) == {{ $.args }}
 {{- range $kind := list "requests" "limits" }}
-{{- range $name, $q := index $.root.Values.webhook.inject.resources $kind }}
+{{- range $name, $q := index $.root.Values.inject.resources $kind }}
 {{- $v := printf "%s.resources.%s[%s]" $c $kind ($name | squote) }}
   && {{ $c }}.?resources.?{{ $kind }}[?{{ $name | squote }}].hasValue() && isQuantity(string({{ $v }})) && quantity(string({{ $v }})).compareTo(quantity({{ $q | toString | squote }})) == 0
 {{- end }}
@@ -729,7 +729,7 @@ when it is set and can be read):
 {{- $ownSet := printf "variables.%sOwnSet" .var -}}
 {{- $use := printf "variables.%sUse" .meshVar -}}
 {{- $m := printf "variables.%sRaw" .meshVar -}}
-{{- $ownName := ternary (printf "annotation %s" .annotation) (printf "webhook.inject.redirect.%s" .key) true -}}
+{{- $ownName := ternary (printf "annotation %s" .annotation) (printf "inject.redirect.%s" .key) true -}}
 {{- $both := printf "annotations %s and %s" .annotation .mesh -}}
 {{- $list := has .kind (list "ports" "cidrs" "ids" "names") }}
 - name: {{ .var }}OwnSet
@@ -752,9 +752,9 @@ when it is set and can be read):
 - name: {{ .var }}Name
   expression: |-
 {{- if $list }}
-    {{ $use }} ? ({{ $ownSet }} ? {{ $both | squote }} : {{ printf "annotation %s" .mesh | squote }}) : {{ $ownSet }} ? {{ $ownName | squote }} : {{ printf "webhook.inject.redirect.%s" .key | squote }}
+    {{ $use }} ? ({{ $ownSet }} ? {{ $both | squote }} : {{ printf "annotation %s" .mesh | squote }}) : {{ $ownSet }} ? {{ $ownName | squote }} : {{ printf "inject.redirect.%s" .key | squote }}
 {{- else }}
-    {{ $use }} && !{{ $ownSet }} ? {{ printf "annotation %s" .mesh | squote }} : {{ $ownSet }} ? {{ $ownName | squote }} : {{ printf "webhook.inject.redirect.%s" .key | squote }}
+    {{ $use }} && !{{ $ownSet }} ? {{ printf "annotation %s" .mesh | squote }} : {{ $ownSet }} ? {{ $ownName | squote }} : {{ printf "inject.redirect.%s" .key | squote }}
 {{- end }}
 - name: {{ .var }}Shown
   expression: |-

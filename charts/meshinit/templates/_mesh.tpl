@@ -39,9 +39,9 @@ given, or "". Argument: (dict "key" <key> "root" $).
 {{- range include "meshinit.mesh.annotations" .root | fromJsonArray }}{{ if eq (.setting | default "") $.key }}{{ .annotation }}{{ end }}{{ end -}}
 {{- end -}}
 
-{{- /* meshinit.placement: webhook.inject.placement, else the preset's, else first. */ -}}
+{{- /* meshinit.placement: inject.placement, else the preset's, else first. */ -}}
 {{- define "meshinit.placement" -}}
-{{- .Values.webhook.inject.placement | default (include "meshinit.mesh.preset" . | fromJson).placement | default "first" -}}
+{{- .Values.inject.placement | default (include "meshinit.mesh.preset" . | fromJson).placement | default "first" -}}
 {{- end -}}
 
 {{- /*

@@ -101,14 +101,14 @@ MutatingAdmissionPolicy reads and renders each setting by its kind
 
 {{- /*
 meshinit.redirect.settings: the chart's effective settings, the defaults
-with webhook.inject.redirect over them, as JSON [[key, value], ...] in table
+with inject.redirect over them, as JSON [[key, value], ...] in table
 order; numbers in decimal. values.schema.json requires the cluster's own
 settings in the form Config.Args renders them; a port list must also hold
 each entry once, with ranges first-last of first below last, which the
 schema cannot say, so it is checked here.
 */ -}}
 {{- define "meshinit.redirect.settings" -}}
-{{- $set := merge (dict) .Values.webhook.inject.redirect ((include "meshinit.mesh.preset" . | fromJson).redirect | default dict) -}}
+{{- $set := merge (dict) .Values.inject.redirect ((include "meshinit.mesh.preset" . | fromJson).redirect | default dict) -}}
 {{- $canonical := include "meshinit.redirect.canonicalLists" . | splitList "\n" -}}
 {{- $out := list -}}
 {{- range splitList "\n" (include "meshinit.redirect.defaults" .) -}}
@@ -123,7 +123,7 @@ schema cannot say, so it is checked here.
 {{- range $entries -}}
 {{- $b := splitList "-" . -}}
 {{- if or (ne (len (without $entries .)) (sub (len $entries) 1)) (and (eq (len $b) 2) (ge (first $b | atoi) (last $b | atoi))) -}}
-{{- fail (printf "webhook.inject.redirect.%s %q: write each port or range first-last (first below last) once, as the redirector renders them (e.g. 15020,15021,15090)" $kv._0 $v) -}}
+{{- fail (printf "inject.redirect.%s %q: write each port or range first-last (first below last) once, as the redirector renders them (e.g. 15020,15021,15090)" $kv._0 $v) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -141,7 +141,7 @@ setting. Argument: (dict "key" <key> "root" $).
 {{- range include "meshinit.redirect.settings" .root | fromJsonArray }}{{ if eq (index . 0) $key }}{{ index . 1 }}{{ end }}{{ end -}}
 {{- end -}}
 
-{{- /* meshinit.redirect.image: the init container's image (webhook.inject.image). */ -}}
+{{- /* meshinit.redirect.image: the init container's image (inject.image). */ -}}
 {{- define "meshinit.redirect.image" -}}
-{{ include "meshinit.image" (dict "image" .Values.webhook.inject.image "root" .) }}
+{{ include "meshinit.image" (dict "image" .Values.inject.image "root" .) }}
 {{- end -}}

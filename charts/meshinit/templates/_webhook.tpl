@@ -21,7 +21,7 @@ app.kubernetes.io/component: webhook
 
 {{/* The webhook's config file (webhook.Config). */}}
 {{- define "meshinit.webhook.config" -}}
-{{- with .Values.webhook.inject -}}
+{{- with .Values.inject -}}
 image: {{ include "meshinit.redirect.image" $ | quote }}
 imagePullPolicy: {{ .imagePullPolicy }}
 privileged: {{ .privileged }}

@@ -147,7 +147,7 @@ is not one the release trusts, which during an upgrade or a rollback is
 either version's.
 */ -}}
 {{- define "meshinit.policy.redirectVariables" -}}
-# What the chart configures the webhook to inject (webhook.inject).
+# What the chart configures the injector to inject (inject).
 - name: chartArgs
   expression: |-
     {{ include "meshinit.policy.chartArgs" . }}
@@ -209,7 +209,7 @@ either version's.
       ? 'argument ' + string(variables.badArgs[0]) + ' ' + {{ include "meshinit.policy.quoted" "variables.redirectArgs[variables.badArgs[0]]" }} + ' is not '
         + strings.quote(variables.chartArgs[variables.badArgs[0]] + (variables.badArgs[0] in variables.podArgs ? '...' : ''))
     : variables.redirectFirst && variables.initContainers[0].name != 'meshinit-redirect'
-      ? 'it is not the first init container (webhook.inject.placement: first)'
+      ? 'it is not the first init container (inject.placement: first)'
     : ''
 - name: injected
   expression: "variables.redirectContainers.size() > 0 && variables.redirectProblem == ''"
