@@ -233,8 +233,9 @@ func assertAdmissionObjects(t *testing.T, c client.Client, want bool) {
 		// The RedirectPolicy's policy and its four bindings (two scopes, each
 		// for opted-in namespaces and for labelled pods elsewhere); the
 		// caBundle's (webhook-cabundle-policy.yaml) and its binding; the
-		// PodSecurity guard and its two bindings.
-		wantCounts = []int{1, 3, 7}
+		// PodSecurity guard and its two bindings; the redirector trust's
+		// policy and its three (trust-redirector.yaml).
+		wantCounts = []int{1, 4, 10}
 	}
 	for i, what := range []string{"MutatingWebhookConfigurations", "ValidatingAdmissionPolicies", "ValidatingAdmissionPolicyBindings"} {
 		if got[i] != wantCounts[i] {
