@@ -19,7 +19,6 @@ package charts_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -128,96 +127,64 @@ func TestTrustScopeEntered(t *testing.T) {
 		if got, err := c.updatePod("plain", "rt-swap", func(p *corev1.Pod) { p.Spec.InitContainers[0].Image = redteamEvil }); err != nil || got.binding != trustName+"-labelled" {
 			t.Fatalf("swap while labelled: %+v, %v; want refused by %s-labelled", got, err, trustName)
 		}
-		steps := []struct {
+		// Unlabelled, nothing of meshinit's looks at it: the label goes and the
+		// image is swapped; putting the label back is refused.
+		refused := verdict{trustName + "-labelled", msgUntrusted(redteamEvil), metav1.StatusReasonForbidden}
+		for _, s := range []struct {
 			what   string
 			change func(p *corev1.Pod)
+			want   verdict
 		}{
-			{"label removed", func(p *corev1.Pod) { delete(p.Labels, podLabel) }},
-			{"meshinit-redirect's image swapped", func(p *corev1.Pod) { p.Spec.InitContainers[0].Image = redteamEvil }},
-			{"label back", func(p *corev1.Pod) { p.Labels[podLabel] = "true" }},
-			{"scheduling gate removed (the pod starts)", func(p *corev1.Pod) { p.Spec.SchedulingGates = nil }},
-		}
-		admitted := 0
-		for _, s := range steps {
-			got, err := c.updatePod("plain", "rt-swap", s.change)
-			if err != nil {
-				t.Fatalf("%s: %v", s.what, err)
+			{"label removed", func(p *corev1.Pod) { delete(p.Labels, podLabel) }, verdict{}},
+			{"meshinit-redirect's image swapped", func(p *corev1.Pod) { p.Spec.InitContainers[0].Image = redteamEvil }, verdict{}},
+			{"label back", func(p *corev1.Pod) { p.Labels[podLabel] = "true" }, refused},
+		} {
+			if got, err := c.updatePod("plain", "rt-swap", s.change); err != nil || got != s.want {
+				t.Fatalf("%s:\n got  %+v, %v\n want %+v", s.what, got, err, s.want)
 			}
-			if got != (verdict{}) {
-				t.Logf("%s: refused by %s", s.what, got.binding)
-				break
-			}
-			admitted++
-		}
-		if admitted == len(steps) {
-			t.Errorf("pod plain/rt-swap, labelled %s=true again, runs meshinit-redirect image %s: every step admitted (%d)", podLabel, redteamEvil, admitted)
 		}
 	})
 
-	t.Run("namespace labelled meshinit.io/injection=enabled after create", func(t *testing.T) {
-		const ns = "rt-late-injection"
-		c.createNamespace(t, namespace(ns))
-		t.Cleanup(func() { _ = c.client.Delete(context.Background(), namespace(ns)) })
-		c.createFor(t, ns, evilRedirect("rt-evil"))
-		c.createFor(t, ns, pod("rt-control"))
-		c.labelNamespace(t, ns, namespaceLabel, "enabled")
-		n := 0
-		testkit.Eventually(t, 30*time.Second, "the control refused once the namespace opts in", func() error {
-			n++
-			got, err := c.updatePod(ns, "rt-control", appImage(fmt.Sprintf("app:v%d", n+1)))
-			if err != nil || got.binding != clusterBinding {
-				return fmt.Errorf("control: %+v, %v", got, err)
+	// A namespace an administrator labels after the pods exist: the
+	// control (a pod the other policy refuses on its next container update)
+	// shows when the label is in effect; then the forged pod's container
+	// update is refused by the trust policy's binding for that scope.
+	guardControl := evilRedirect("rt-control")
+	guardControl.Spec.InitContainers[0].Name = "not-meshinit" // the same container under another name
+	for _, tc := range []struct {
+		name, ns        string
+		created         []string // the namespace's labels when the pods are created
+		label           []string // the label added after
+		control         *corev1.Pod
+		controlRefuser  string // the binding that refuses the control once labelled
+		trustingBinding string
+	}{
+		{"namespace labelled meshinit.io/injection=enabled after create", "rt-late-injection", nil,
+			[]string{namespaceLabel, "enabled"}, pod("rt-control"), clusterBinding, trustNamespaceBinding},
+		{"namespace labelled meshinit.io/pod-security=baseline after create", "rt-late-guard", []string{api.EnforceLevelLabel, string(api.LevelPrivileged)},
+			[]string{podSecurityLabel, string(api.LevelBaseline)}, guardControl, guardName, trustName + "-pod-security"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c.createNamespace(t, namespace(tc.ns, tc.created...))
+			t.Cleanup(func() { _ = c.client.Delete(context.Background(), namespace(tc.ns)) })
+			c.createFor(t, tc.ns, evilRedirect("rt-evil"))
+			c.createFor(t, tc.ns, tc.control.DeepCopy())
+			c.labelNamespace(t, tc.ns, tc.label...)
+			n := 0
+			testkit.Eventually(t, 30*time.Second, "the control refused once the namespace is labelled", func() error {
+				n++
+				got, err := c.updatePod(tc.ns, "rt-control", appImage(fmt.Sprintf("app:v%d", n+1)))
+				if err != nil || got.binding != tc.controlRefuser {
+					return fmt.Errorf("control: %+v, %v", got, err)
+				}
+				return nil
+			})
+			got, err := c.updatePod(tc.ns, "rt-evil", appImage("app:v2"))
+			if want := (verdict{tc.trustingBinding, msgUntrusted(redteamEvil), metav1.StatusReasonForbidden}); err != nil || got != want {
+				t.Errorf("pod %s/rt-evil (meshinit-redirect image %s, NET_ADMIN and NET_RAW), app image updated:\n got  %+v, %v\n want %+v", tc.ns, redteamEvil, got, err, want)
 			}
-			return nil
 		})
-		got, err := c.updatePod(ns, "rt-evil", appImage("app:v2"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got == (verdict{}) {
-			t.Errorf("pod %s/rt-evil (meshinit-redirect image %s): app image update admitted in a namespace that opts in", ns, redteamEvil)
-		}
-	})
-
-	t.Run("namespace labelled meshinit.io/pod-security=baseline after create", func(t *testing.T) {
-		const ns = "rt-late-guard"
-		c.createNamespace(t, namespace(ns, api.EnforceLevelLabel, string(api.LevelPrivileged)))
-		t.Cleanup(func() { _ = c.client.Delete(context.Background(), namespace(ns)) })
-		c.createFor(t, ns, evilRedirect("rt-evil"))
-		// The control: the same container under another name.
-		control := evilRedirect("rt-control")
-		control.Spec.InitContainers[0].Name = "not-meshinit"
-		c.createFor(t, ns, control)
-		c.labelNamespace(t, ns, podSecurityLabel, string(api.LevelBaseline))
-		n := 0
-		testkit.Eventually(t, 30*time.Second, "the guard refusing the control", func() error {
-			n++
-			got, err := c.updatePod(ns, "rt-control", appImage(fmt.Sprintf("app:v%d", n+1)))
-			if err != nil || got.binding != guardName {
-				return fmt.Errorf("control: %+v, %v", got, err)
-			}
-			return nil
-		})
-		got, err := c.updatePod(ns, "rt-evil", appImage("app:v2"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got == (verdict{}) {
-			t.Errorf("pod %s/rt-evil (meshinit-redirect image %s, NET_ADMIN and NET_RAW): app image update admitted at baseline; the guard exempted the forged container", ns, redteamEvil)
-		}
-	})
-}
-
-// recordedWarnings records the API server's warnings.
-type recordedWarnings struct {
-	mu   sync.Mutex
-	list []string
-}
-
-func (w *recordedWarnings) HandleWarningHeader(_ int, _ string, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.list = append(w.list, text)
+	}
 }
 
 // TestTrustReplicationControllerTemplate: the guard's -templates binding
@@ -229,7 +196,7 @@ func (w *recordedWarnings) HandleWarningHeader(_ int, _ string, text string) {
 func TestTrustReplicationControllerTemplate(t *testing.T) {
 	c := apiServer(t)
 	_, guarded := guardNamespaces(t, c, api.LevelBaseline)
-	w := &recordedWarnings{}
+	w := &warnings{}
 	cfg := rest.CopyConfig(c.Config)
 	cfg.WarningHandler = w
 	cl, err := client.New(cfg, client.Options{Scheme: c.client.Scheme()})
@@ -244,13 +211,9 @@ func TestTrustReplicationControllerTemplate(t *testing.T) {
 		}
 	}
 	create := func(p *corev1.Pod) (error, []string) {
-		w.mu.Lock()
-		w.list = nil
-		w.mu.Unlock()
+		w.take()
 		err := cl.Create(context.Background(), rcOf(p), client.DryRunAll)
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		return err, append([]string(nil), w.list...)
+		return err, w.take()
 	}
 	// The control: the same container under another name is warned about.
 	control := evilRedirect("rt-rc-control")
