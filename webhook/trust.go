@@ -23,9 +23,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"regexp"
 	"strings"
 
+	"github.com/distribution/reference"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -196,34 +196,19 @@ func inClusterClient() (kubernetes.Interface, error) {
 	return kubernetes.NewForConfig(cfg)
 }
 
-// The image reference grammar of the distribution project (the one the
-// kubelet parses a pod's image with, github.com/distribution/reference),
-// written out here because the shipped binaries link no image library
-// (deps_test.go): [host[:port]/]path[:tag][@digest], the path's
-// components lowercase, the digest one of the OCI image spec's registered
-// algorithms with its length of lowercase hex.
-var imageReference = func() *regexp.Regexp {
-	const (
-		pathComponent   = `[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*`
-		domainComponent = `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
-		host            = `(?:` + domainComponent + `(?:\.` + domainComponent + `)*|\[[a-fA-F0-9:]+\])`
-		domain          = host + `(?::[0-9]+)?`
-		name            = `(?:` + domain + `/)?` + pathComponent + `(?:/` + pathComponent + `)*`
-		tag             = `[\w][\w.-]{0,127}`
-		digest          = `sha256:[a-f0-9]{64}|sha512:[a-f0-9]{128}`
-	)
-	return regexp.MustCompile(`^(` + name + `)(?::` + tag + `)?(?:@(?:` + digest + `))?$`)
-}()
-
 // checkImage returns what is wrong with the image reference ref, nothing
-// when it is one.
+// when it is one: parsed as the kubelet parses a pod's image
+// (github.com/distribution/reference), without normalising it, as the
+// trust policy compares the string the pod holds.
 func checkImage(ref string) []string {
-	m := imageReference.FindStringSubmatch(ref)
-	switch {
-	case m == nil:
-		return []string{"not an image reference ([registry/]repository[:tag][@sha256:digest], the repository lowercase)"}
-	case len(m[1]) > 255:
-		return []string{fmt.Sprintf("the image name is %d characters long, more than 255", len(m[1]))}
+	r, err := reference.Parse(ref)
+	if err != nil {
+		return []string{fmt.Sprintf("not an image reference ([registry/]repository[:tag][@sha256:digest], the repository lowercase): %v", err)}
+	}
+	// The parser bounds the repository path; the name with its registry is
+	// held to the same 255 characters, as earlier versions of it did.
+	if n, ok := r.(reference.Named); ok && len(n.Name()) > reference.RepositoryNameTotalLengthMax {
+		return []string{fmt.Sprintf("the image name is %d characters long, more than %d", len(n.Name()), reference.RepositoryNameTotalLengthMax)}
 	}
 	return nil
 }

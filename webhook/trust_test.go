@@ -146,10 +146,10 @@ func TestTrustFlags(t *testing.T) {
 	}
 }
 
-// TestTrustImageReference: checkImage, the distribution project's grammar
-// the binary carries instead of an image library, accepts only references
-// that go-containerregistry (which the tests may link) parses too, and
-// rejects what the kubelet would not pull.
+// TestTrustImageReference: checkImage (the distribution project's parser,
+// as the kubelet's) accepts only references that go-containerregistry
+// (which the tests may link) parses too, and rejects what the kubelet
+// would not pull.
 func TestTrustImageReference(t *testing.T) {
 	const hex64 = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	for _, tc := range []struct {
