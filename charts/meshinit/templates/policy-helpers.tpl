@@ -20,6 +20,23 @@ one expression serve the seven matched kinds, whose types differ.
 {{- end -}}
 
 {{- /*
+meshinit.policy.whatRunsChanged: a CEL condition on an UPDATE, true when it
+changes what runs: for a pod, any of its containers (init, app,
+ephemeral) or what the CEL condition given (may be "") adds; for a
+workload, its pod template.
+*/ -}}
+{{- define "meshinit.policy.whatRunsChanged" -}}
+(object.kind == 'Pod'
+  ? object.spec.?initContainers.orValue([]) != oldObject.spec.?initContainers.orValue([])
+    || object.spec.?containers.orValue([]) != oldObject.spec.?containers.orValue([])
+    || object.spec.?ephemeralContainers.orValue([]) != oldObject.spec.?ephemeralContainers.orValue([])
+    {{- with . }}
+    || {{ . }}
+    {{- end }}
+  : {{ include "meshinit.policy.podOf" "object" }} != {{ include "meshinit.policy.podOf" "oldObject" }})
+{{- end -}}
+
+{{- /*
 meshinit.policy.lists: the list settings a pod sets, by annotation
 traffic.meshinit.io/<key> and, once injected, in meshinit's init container
 as --<key>=<value>. name prefixes the policy's variables for the
