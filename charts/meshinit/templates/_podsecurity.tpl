@@ -13,6 +13,13 @@ docs/podsecurity.md). This file renders to nothing.
 meshinit.io/pod-security
 {{- end -}}
 
+{{- /* meshinit.podSecurity.namespaceSelector: the namespaces the guard checks (and the trust policy with it). */ -}}
+{{- define "meshinit.podSecurity.namespaceSelector" -}}
+matchExpressions:
+  - key: {{ include "meshinit.podSecurity.label" . }}
+    operator: Exists
+{{- end -}}
+
 {{- /*
 meshinit.podSecurity.names: a CEL list of container names (strings) as
 upstream words them: container "a" or containers "a", "b".

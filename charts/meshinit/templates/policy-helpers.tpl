@@ -20,6 +20,25 @@ one expression serve the seven matched kinds, whose types differ.
 {{- end -}}
 
 {{- /*
+meshinit.policy.optInMatchResources: the matchResources of a binding of the
+RedirectPolicy's policy, and of the trust policy bound wherever it is,
+given whether it is for pods and workloads labelled meshinit.io/inject=true
+outside the namespaces that opt in (true), or for those namespaces (false).
+*/ -}}
+{{- define "meshinit.policy.optInMatchResources" -}}
+namespaceSelector:
+  matchExpressions:
+  {{- if . }}
+    - {key: meshinit.io/injection, operator: NotIn, values: [enabled, disabled]}
+objectSelector:
+  matchExpressions:
+    - {key: meshinit.io/inject, operator: In, values: ["true"]}
+  {{- else }}
+    - {key: meshinit.io/injection, operator: In, values: [enabled]}
+  {{- end }}
+{{- end -}}
+
+{{- /*
 meshinit.policy.whatRunsChanged: a CEL condition on an UPDATE, true when it
 changes what runs: for a pod, any of its containers (init, app,
 ephemeral) or what the CEL condition given (may be "") adds; for a
