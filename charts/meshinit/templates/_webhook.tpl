@@ -74,3 +74,22 @@ or a Secret, exactly one), mounted at /etc/meshinit/client-ca; "" when off.
 {{- end }}
 {{- end }}
 {{- end -}}
+
+{{- /*
+The securityContexts of the pods that run the webhook image (the webhook's
+Deployment, the trust hook's Job): its nonroot user, no privilege, what the
+restricted PodSecurity level asks.
+*/ -}}
+{{- define "meshinit.webhook.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+seccompProfile: {type: RuntimeDefault}
+{{- end -}}
+{{- define "meshinit.webhook.containerSecurityContext" -}}
+runAsNonRoot: true
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+capabilities: {drop: [ALL]}
+seccompProfile: {type: RuntimeDefault}
+{{- end -}}
