@@ -28,6 +28,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/meshinit/meshinit/internal/testkit"
 )
@@ -42,6 +43,27 @@ func (c *cluster) withValidationActions(t *testing.T, actions ...any) {
 		c.awaitInstalled(t)
 	})
 	c.awaitVerdict(t, "team-a", pod("probe", injected, annotations(excludeInbound, "8443")), verdict{})
+}
+
+// createFor creates p in ns for real (not a dry run), deleting it when the
+// test ends.
+func (c *cluster) createFor(t *testing.T, ns string, p *corev1.Pod) {
+	t.Helper()
+	p.Namespace = ns
+	if err := c.client.Create(context.Background(), p); err != nil {
+		t.Fatalf("creating pod %s/%s: %v", ns, p.Name, err)
+	}
+	c.deletePod(t, ns, p.Name)
+}
+
+// updatePod reads pod ns/name, changes it and updates it: the verdict.
+func (c *cluster) updatePod(ns, name string, change func(p *corev1.Pod)) (verdict, error) {
+	var p corev1.Pod
+	if err := c.client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &p); err != nil {
+		return verdict{}, err
+	}
+	change(&p)
+	return verdictOf(c.client.Update(context.Background(), &p))
 }
 
 // deletePod deletes a pod the test created, when it ends.

@@ -27,7 +27,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/internal/testkit"
@@ -248,21 +247,7 @@ func TestPodUpdatePolicyInjector(t *testing.T) {
 }
 
 func testPodUpdate(t *testing.T, c *cluster) {
-	ctx := context.Background()
-	p := pod("updated", injected, withInit(setup))
-	p.Namespace = "team-a"
-	if err := c.client.Create(ctx, p); err != nil {
-		t.Fatalf("creating an injected pod: %v", err)
-	}
-	c.deletePod(t, "team-a", p.Name)
-	update := func(change func(p *corev1.Pod)) (verdict, error) {
-		var got corev1.Pod
-		if err := c.client.Get(ctx, client.ObjectKeyFromObject(p), &got); err != nil {
-			return verdict{}, err
-		}
-		change(&got)
-		return verdictOf(c.client.Update(ctx, &got))
-	}
+	c.createFor(t, "team-a", pod("updated", injected, withInit(setup)))
 	for _, tc := range []struct {
 		name   string
 		change func(p *corev1.Pod)
@@ -277,7 +262,7 @@ func testPodUpdate(t *testing.T, c *cluster) {
 		}, verdict{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := update(tc.change)
+			got, err := c.updatePod("team-a", "updated", tc.change)
 			if err != nil {
 				t.Fatal(err)
 			}

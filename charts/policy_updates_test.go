@@ -41,11 +41,7 @@ func TestContainerUpdates(t *testing.T) {
 func testContainerUpdates(t *testing.T, c *cluster) {
 	ctx := context.Background()
 	p := pod("updated-containers", injected, asProxy("envoy", envoyImage+":v1.30"))
-	p.Namespace = "team-a"
-	if err := c.client.Create(ctx, p); err != nil {
-		t.Fatalf("creating a pod with the trusted proxy: %v", err)
-	}
-	c.deletePod(t, "team-a", p.Name)
+	c.createFor(t, "team-a", p)
 	debug := func(sc *corev1.SecurityContext, target string) func(p *corev1.Pod) {
 		return func(p *corev1.Pod) {
 			p.Spec.EphemeralContainers = append(p.Spec.EphemeralContainers, corev1.EphemeralContainer{

@@ -46,27 +46,6 @@ func evilRedirect(name string, opts ...podOption) *corev1.Pod {
 	return pod(name, append([]podOption{injected, forged(func(c *corev1.Container) { c.Image = redteamEvil })}, opts...)...)
 }
 
-// createFor creates p in ns for real (not a dry run), deleting it when the
-// test ends.
-func (c *cluster) createFor(t *testing.T, ns string, p *corev1.Pod) {
-	t.Helper()
-	p.Namespace = ns
-	if err := c.client.Create(context.Background(), p); err != nil {
-		t.Fatalf("creating pod %s/%s: %v", ns, p.Name, err)
-	}
-	c.deletePod(t, ns, p.Name)
-}
-
-// updatePod reads pod ns/name, changes it and updates it: the verdict.
-func (c *cluster) updatePod(ns, name string, change func(p *corev1.Pod)) (verdict, error) {
-	var p corev1.Pod
-	if err := c.client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &p); err != nil {
-		return verdict{}, err
-	}
-	change(&p)
-	return verdictOf(c.client.Update(context.Background(), &p))
-}
-
 // labelNamespace sets labels on namespace ns (an administrator's change).
 func (c *cluster) labelNamespace(t *testing.T, ns string, kv ...string) {
 	t.Helper()
