@@ -263,11 +263,7 @@ func testReleaseUpgradeRollback(t *testing.T, injector string) {
 			}
 		}
 	}
-	for _, kind := range []string{"configmap", "job", "serviceaccount", "role", "rolebinding"} {
-		if out, err := e.Kubectl(ctx, "", "-n", harness.ReleaseNamespace, "get", kind, trustName, "-o", "name", "--ignore-not-found"); err != nil || strings.TrimSpace(out) != "" {
-			left = append(left, fmt.Sprintf("%s %s (%v)", kind, strings.TrimSpace(out), err))
-		}
-	}
+	left = append(left, e.trustObjects(ctx, append([]string{"configmap"}, trustHookKinds...)...)...)
 	if len(left) > 0 {
 		t.Errorf("helm uninstall left %v", left)
 	}
@@ -315,11 +311,25 @@ func (e *env) trusted(t *testing.T, ctx context.Context, current, previous publi
 	if !maps.Equal(data, want) {
 		t.Errorf("ConfigMap %s holds %v, want %v", trustName, data, want)
 	}
-	for _, kind := range []string{"job", "serviceaccount", "role", "rolebinding"} {
-		if out, err := e.Kubectl(ctx, "", "-n", harness.ReleaseNamespace, "get", kind, trustName, "-o", "name", "--ignore-not-found"); err != nil || strings.TrimSpace(out) != "" {
-			t.Errorf("the trust hook's %s is left: %q, %v", kind, out, err)
+	if left := e.trustObjects(ctx, trustHookKinds...); len(left) > 0 {
+		t.Errorf("the trust hook left %v", left)
+	}
+}
+
+// trustHookKinds are the kinds of the trust hook's objects, all named
+// trustName: its Job and the rights it runs with.
+var trustHookKinds = []string{"job", "serviceaccount", "role", "rolebinding"}
+
+// trustObjects returns the objects named trustName of these kinds that are
+// in the release namespace (and the errors of looking).
+func (e *env) trustObjects(ctx context.Context, kinds ...string) []string {
+	var out []string
+	for _, kind := range kinds {
+		if o, err := e.Kubectl(ctx, "", "-n", harness.ReleaseNamespace, "get", kind, trustName, "-o", "name", "--ignore-not-found"); err != nil || o != "" {
+			out = append(out, fmt.Sprintf("%s %s (%v)", kind, o, err))
 		}
 	}
+	return out
 }
 
 // publish builds and pushes release version as make release does
