@@ -16,10 +16,13 @@ limitations under the License.
 
 // Package v1alpha1 holds the Go types of meshinit's policy-parameter API,
 // group meshinit.io, version v1alpha1: the [RedirectPolicy] kind, which the
-// ValidatingAdmissionPolicy in charts/meshinit reads as its parameters.
+// ValidatingAdmissionPolicy in charts/meshinit reads as its parameters, and
+// the [RedirectorTrust] kind, the redirector images the chart's policies
+// accept (one object, in the release namespace, that the chart and its
+// upgrade hook write).
 //
-// Start with [RedirectPolicySpec]. The CRD manifest
-// (charts/meshinit/crds/meshinit.io_redirectpolicies.yaml) and
+// Start with [RedirectPolicySpec]. The CRD manifests
+// (charts/meshinit/crds/) and
 // zz_generated.deepcopy.go are generated from these types by controller-gen
 // (`make generate`); never edit them by hand. Like cert-manager's API
 // packages, this one imports only k8s.io/apimachinery.
