@@ -4,7 +4,7 @@ the hook that carries the running one over an upgrade or a rollback
 (trust-hook.yaml).
 */ -}}
 
-{{- /* meshinit.trust.name: the ConfigMap, the policy, its bindings and the hook's objects. */ -}}
+{{- /* meshinit.trust.name: the RedirectorTrust, the policy, its bindings and the hook's objects. */ -}}
 {{- define "meshinit.trust.name" -}}
 {{ include "meshinit.fullname" . }}-redirector-trust
 {{- end -}}
