@@ -95,7 +95,7 @@ func TestInjectorObjects(t *testing.T) {
 		"ValidatingAdmissionPolicy/meshinit-inject", "ValidatingAdmissionPolicyBinding/meshinit-inject",
 		"ValidatingAdmissionPolicy/meshinit-inject-podsecurity", "ValidatingAdmissionPolicyBinding/meshinit-inject-podsecurity",
 		"ValidatingAdmissionPolicy/meshinit-redirectpolicy", "ConfigMap/meshinit-webhook", "RedirectPolicy/default",
-		"ValidatingAdmissionPolicy/" + trustName, "ConfigMap/" + trustName, "Job/" + trustName} {
+		"ValidatingAdmissionPolicy/" + trustName, "RedirectorTrust/" + trustName, "Job/" + trustName} {
 		if !slices.Contains(policy, want) {
 			t.Errorf("policy mode renders no %s", want)
 		}

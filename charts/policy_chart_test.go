@@ -30,15 +30,15 @@ import (
 const releaseNamespace = "meshinit-system"
 
 // chartPolicyObjects renders the chart with values and returns the policies'
-// objects, in install order: the RedirectPolicy CRD, the ConfigMap of trusted
-// redirector images, the ValidatingAdmissionPolicies, their bindings, the default RedirectPolicy
+// objects, in install order: the CRDs (RedirectPolicy, RedirectorTrust), the
+// RedirectorTrust naming the trusted redirector images, the ValidatingAdmissionPolicies, their bindings, the default RedirectPolicy
 // and, with injector policy, the MutatingAdmissionPolicy and its binding.
 // Everything else in the chart (the webhook) is left out.
 func chartPolicyObjects(t testing.TB, values map[string]any) []*unstructured.Unstructured {
 	t.Helper()
 	objs := charts.MustObjects(t, charts.Options{Namespace: releaseNamespace, Values: values, IncludeCRDs: true, APIVersions: []string{mapAPI}}, false)
-	out := append(charts.Find(objs, "CustomResourceDefinition", "redirectpolicies.meshinit.io"), charts.Find(objs, "ConfigMap", trustName)...)
-	for _, kind := range []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "RedirectPolicy", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"} {
+	out := charts.Find(objs, "CustomResourceDefinition", "")
+	for _, kind := range []string{"RedirectorTrust", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "RedirectPolicy", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"} {
 		out = append(out, charts.Find(objs, kind, "")...)
 	}
 	return out

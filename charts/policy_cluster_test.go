@@ -235,7 +235,7 @@ func (c *cluster) install(t testing.TB, values map[string]any) {
 	if c.injector != "" {
 		values = withInjector(values, c.injector)
 	}
-	// The release namespace holds the ConfigMap of trusted redirector images.
+	// The release namespace holds the RedirectorTrust naming the trusted redirector images.
 	if err := c.client.Create(context.Background(), namespace(releaseNamespace)); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ const redirectImage = "ghcr.io/meshinit/redirector:0.1.0"
 
 // trustName names the policy that checks the image of meshinit's init
 // container (trust-redirector.yaml), its bindings' prefix and its
-// ConfigMap; trustNamespaceBinding is its binding for namespaces labelled
+// RedirectorTrust; trustNamespaceBinding is its binding for namespaces labelled
 // meshinit.io/injection=enabled.
 const (
 	trustName             = "meshinit-redirector-trust"

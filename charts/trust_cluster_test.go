@@ -25,9 +25,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/pod-security-admission/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/meshinit/meshinit/api/v1alpha1"
 	"github.com/meshinit/meshinit/internal/testkit"
 )
 
@@ -70,66 +72,134 @@ func TestTrustBoundWhereverRecognised(t *testing.T) {
 	}
 }
 
-// TestTrustedImages: the trust policy admits the images its ConfigMap names,
-// current and previous (which the hook Job writes before an upgrade or a
-// rollback: webhook TestTrustRedirector*), and nothing else. Without the
-// ConfigMap it fails closed: the API server looks a binding's parameters
-// up before its match conditions, so every pod the policy is bound for is
-// refused, with or without meshinit-redirect, until the ConfigMap is back
+// TestTrustedImages: the trust policy admits the images its RedirectorTrust
+// names, current and previous (which the hook Job writes before an upgrade
+// or a rollback: webhook TestTrustRedirector*), and nothing else. Without the
+// RedirectorTrust it fails closed: the API server looks a binding's
+// parameters up before its match conditions, so every pod the policy is
+// bound for is refused, with or without meshinit-redirect, until it is back
 // (helm upgrade renders it).
 func TestTrustedImages(t *testing.T) {
 	c := apiServer(t)
 	_, guarded := guardNamespaces(t, c, api.LevelBaseline)
-	ctx := context.Background()
-	key := client.ObjectKey{Namespace: releaseNamespace, Name: trustName}
-	var rendered corev1.ConfigMap
-	if err := c.client.Get(ctx, key, &rendered); err != nil {
-		t.Fatal(err)
-	}
-	restore := func() {
-		var cm corev1.ConfigMap
-		err := c.client.Get(ctx, key, &cm)
-		if err == nil {
-			cm.Data = rendered.Data
-			err = c.client.Update(ctx, &cm)
-		} else {
-			cm = corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: rendered.Labels}, Data: rendered.Data}
-			err = c.client.Create(ctx, &cm)
-		}
-		if err != nil {
-			t.Errorf("restoring ConfigMap %s: %v", key, err)
-		}
-		c.awaitVerdict(t, "team-a", pod("probe", injected), verdict{})
-	}
+	restore := c.keepTrust(t)
 	t.Cleanup(restore)
-	withImage := func(image string) *corev1.Pod {
-		return pod("p", injected, forged(func(c *corev1.Container) { c.Image = image }))
-	}
 	const previous, other = "ghcr.io/meshinit/redirector:0.0.9", "ghcr.io/meshinit/redirector:0.0.8"
 
-	cm := rendered.DeepCopy()
-	cm.Data["previous"] = previous
-	if err := c.client.Update(ctx, cm); err != nil {
-		t.Fatal(err)
-	}
-	c.awaitVerdict(t, "team-a", withImage(previous), verdict{})
-	c.awaitVerdict(t, "team-a", withImage(redirectImage), verdict{})
-	c.awaitVerdict(t, "team-a", withImage(other), verdict{trustNamespaceBinding,
+	c.setTrust(t, redirectImage, previous)
+	c.awaitVerdict(t, "team-a", withRedirectImage(previous), verdict{})
+	c.awaitVerdict(t, "team-a", withRedirectImage(redirectImage), verdict{})
+	c.awaitVerdict(t, "team-a", withRedirectImage(other), verdict{trustNamespaceBinding,
 		`init container meshinit-redirect is not meshinit's: its image "` + other + `" is not "` + redirectImage + `" or "` + previous + `"`, metav1.StatusReasonForbidden})
 
-	if err := c.client.Delete(ctx, cm); err != nil {
+	trust := &v1alpha1.RedirectorTrust{ObjectMeta: metav1.ObjectMeta{Namespace: releaseNamespace, Name: trustName}}
+	if err := c.client.Delete(context.Background(), trust); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []struct {
 		what, namespace string
 		pod             *corev1.Pod
 	}{{"meshinit's own container", "team-a", pod("p", injected)}, {"a pod without meshinit-redirect", guarded, pod("p")}} {
-		testkit.Eventually(t, 30*time.Second, p.what+" refused without the ConfigMap", func() error {
+		testkit.Eventually(t, 30*time.Second, p.what+" refused without the RedirectorTrust", func() error {
 			err := c.createDryRun(p.namespace, p.pod.DeepCopy())
 			if err == nil || !strings.Contains(err.Error(), "with binding '"+trustName) || !strings.Contains(err.Error(), "no params found") {
 				return fmt.Errorf("%v", err)
 			}
 			return nil
 		})
+	}
+}
+
+// TestTrustSeenAfterRebinding: the API server sees every change of the
+// RedirectorTrust after the trust policy's bindings were all gone and came
+// back (as after an uninstall and an install, or an upgrade that turns the
+// policies off and on). A ConfigMap param fails here: kube-apiserver stops a
+// built-in paramKind's informer for good once no binding uses the kind
+// (kubernetes/kubernetes#130887), and the policy reads the ConfigMap as it
+// was then. The hook's previous image, written after the bindings are back,
+// must be admitted, and an image taken out of the trust refused again.
+func TestTrustSeenAfterRebinding(t *testing.T) {
+	c := apiServer(t)
+	restore := c.keepTrust(t)
+	t.Cleanup(restore)
+	const previous = "ghcr.io/meshinit/redirector:0.0.9"
+	untrusted := verdict{trustNamespaceBinding, msgUntrusted(previous), metav1.StatusReasonForbidden}
+	c.awaitVerdict(t, "team-a", withRedirectImage(previous), untrusted)
+
+	var bindings []*unstructured.Unstructured
+	for _, o := range chartPolicyObjects(t, testValues()) {
+		if o.GetKind() == "ValidatingAdmissionPolicyBinding" && strings.HasPrefix(o.GetName(), trustName) {
+			bindings = append(bindings, o)
+		}
+	}
+	if len(bindings) == 0 {
+		t.Fatalf("the chart renders no binding of %s", trustName)
+	}
+	for _, b := range bindings {
+		if err := c.client.Delete(context.Background(), b.DeepCopy()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Unbound, the image is nobody's concern: admitted.
+	c.awaitVerdict(t, "team-a", withRedirectImage(previous), verdict{})
+	// The API server drops an unused paramKind's informer at its next
+	// refresh of the policies, within a second.
+	time.Sleep(3 * time.Second)
+	for _, b := range bindings {
+		c.apply(t, b)
+	}
+	c.awaitVerdict(t, "team-a", withRedirectImage(previous), untrusted)
+
+	c.setTrust(t, redirectImage, previous)
+	c.awaitVerdict(t, "team-a", withRedirectImage(previous), verdict{})
+	c.setTrust(t, redirectImage, "")
+	c.awaitVerdict(t, "team-a", withRedirectImage(previous), untrusted)
+}
+
+// withRedirectImage is an injected pod whose meshinit-redirect runs image.
+func withRedirectImage(image string) *corev1.Pod {
+	return pod("p", injected, forged(func(c *corev1.Container) { c.Image = image }))
+}
+
+// keepTrust returns a func that puts the rendered RedirectorTrust back as it
+// is now (re-creating it if deleted) and waits for the policies to admit the
+// chart's own container.
+func (c *cluster) keepTrust(t *testing.T) func() {
+	t.Helper()
+	ctx := context.Background()
+	key := client.ObjectKey{Namespace: releaseNamespace, Name: trustName}
+	var rendered v1alpha1.RedirectorTrust
+	if err := c.client.Get(ctx, key, &rendered); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		var trust v1alpha1.RedirectorTrust
+		err := c.client.Get(ctx, key, &trust)
+		if err == nil {
+			trust.Spec = rendered.Spec
+			err = c.client.Update(ctx, &trust)
+		} else {
+			trust = v1alpha1.RedirectorTrust{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: rendered.Labels}, Spec: rendered.Spec}
+			err = c.client.Create(ctx, &trust)
+		}
+		if err != nil {
+			t.Errorf("restoring RedirectorTrust %s: %v", key, err)
+		}
+		c.awaitVerdict(t, "team-a", pod("probe", injected), verdict{})
+	}
+}
+
+// setTrust sets the RedirectorTrust's current and previous images, as Helm
+// and the hook Job write them.
+func (c *cluster) setTrust(t *testing.T, current, previous string) {
+	t.Helper()
+	ctx := context.Background()
+	var trust v1alpha1.RedirectorTrust
+	if err := c.client.Get(ctx, client.ObjectKey{Namespace: releaseNamespace, Name: trustName}, &trust); err != nil {
+		t.Fatal(err)
+	}
+	trust.Spec = v1alpha1.RedirectorTrustSpec{Current: current, Previous: previous}
+	if err := c.client.Update(ctx, &trust); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -59,6 +59,8 @@ import (
 const (
 	// crdName is the RedirectPolicy CRD.
 	crdName = "redirectpolicies.meshinit.io"
+	// trustCRDName is the RedirectorTrust CRD.
+	trustCRDName = "redirectortrusts.meshinit.io"
 	// markerField is the property release B's CRD schema adds to
 	// RedirectPolicy's spec (and A's has not).
 	markerField = "releaseTestMarker"
@@ -67,6 +69,10 @@ const (
 	createEvery = 500 * time.Millisecond
 	maxCreates  = 400
 )
+
+// crdNames are meshinit's CRDs, which Helm installs from the chart's crds/
+// and leaves on uninstall.
+var crdNames = []string{crdName, trustCRDName}
 
 // published is one release as `make release` publishes it: its images,
 // pushed by digest, and its chart pinned to them and pushed as an OCI
@@ -106,7 +112,7 @@ func (p published) ref(n string) string { return p.images[n].Repository + "@" + 
 // by one version (A's or B's redirector by digest with that version's
 // status, never a mix), the first by the old version and the last by the
 // new; the policies trust both versions' redirector throughout (the
-// ConfigMap the chart renders holds the target's as current, and the hook
+// RedirectorTrust the chart renders holds the target's as current, and the hook
 // Job has written the one left as previous; the hook's objects are gone). Helm installs the CRD from the chart's crds/ on the first install
 // and never changes it after, so before each upgrade and rollback the test
 // takes the documented step (docs/install.md, "Upgrade"): the target
@@ -118,7 +124,7 @@ func (p published) ref(n string) string { return p.images[n].Repository + "@" + 
 //
 // It needs the local cluster (its containerd pulls from loopback over
 // HTTP) and no meshinit release installed; it leaves the cluster as it
-// found it (the CRD as it was, or none).
+// found it (meshinit's CRDs as they were, or none).
 func TestReleaseUpgradeRollback(t *testing.T) { testReleaseUpgradeRollback(t, "webhook") }
 
 // TestReleaseUpgradeRollbackPolicyInjector is TestReleaseUpgradeRollback
@@ -263,12 +269,14 @@ func testReleaseUpgradeRollback(t *testing.T, injector string) {
 			}
 		}
 	}
-	left = append(left, e.trustObjects(ctx, append([]string{"configmap"}, trustHookKinds...)...)...)
+	left = append(left, e.trustObjects(ctx, append([]string{"redirectortrust"}, trustHookKinds...)...)...)
 	if len(left) > 0 {
 		t.Errorf("helm uninstall left %v", left)
 	}
-	if _, err := e.Kubectl(ctx, "", "get", "crd", crdName); err != nil {
-		t.Errorf("helm uninstall removed the CRD (Helm leaves the CRDs of crds/): %v", err)
+	for _, name := range crdNames {
+		if _, err := e.Kubectl(ctx, "", "get", "crd", name); err != nil {
+			t.Errorf("helm uninstall removed the CRD %s (Helm leaves the CRDs of crds/): %v", name, err)
+		}
 	}
 	var p *corev1.Pod
 	err = eventually(ctx, 30*time.Second, func() error {
@@ -283,25 +291,25 @@ func testReleaseUpgradeRollback(t *testing.T, injector string) {
 	}
 }
 
-// trustName names the ConfigMap of the redirector images the policies
-// trust and the hook objects that write it (release "meshinit").
+// trustName names the RedirectorTrust of the redirector images the
+// policies trust and the hook objects that write it (release "meshinit").
 const trustName = "meshinit-redirector-trust"
 
 // trusted checks that the policies trust current's redirector image and
-// previous's (none when previous is the zero value), as the ConfigMap the
-// chart renders (current) and its hook Job writes (previous) say, and that
+// previous's (none when previous is the zero value), as the RedirectorTrust
+// the chart renders (current) and its hook Job writes (previous) say, and that
 // the hook left nothing behind: its Job, ServiceAccount, Role and
 // RoleBinding go once it has succeeded.
 func (e *env) trusted(t *testing.T, ctx context.Context, current, previous published) {
 	t.Helper()
-	out, err := e.Kubectl(ctx, "", "-n", harness.ReleaseNamespace, "get", "configmap", trustName, "-o", "jsonpath={.data}")
+	out, err := e.Kubectl(ctx, "", "-n", harness.ReleaseNamespace, "get", "redirectortrust", trustName, "-o", "jsonpath={.spec}")
 	if err != nil {
 		t.Errorf("the trusted redirector images: %v", err)
 		return
 	}
 	var data map[string]string
 	if err := json.Unmarshal([]byte(out), &data); err != nil {
-		t.Errorf("ConfigMap %s data %q: %v", trustName, out, err)
+		t.Errorf("RedirectorTrust %s spec %q: %v", trustName, out, err)
 		return
 	}
 	want := map[string]string{"current": current.ref("redirector")}
@@ -309,7 +317,7 @@ func (e *env) trusted(t *testing.T, ctx context.Context, current, previous publi
 		want["previous"] = previous.ref("redirector")
 	}
 	if !maps.Equal(data, want) {
-		t.Errorf("ConfigMap %s holds %v, want %v", trustName, data, want)
+		t.Errorf("RedirectorTrust %s holds %v, want %v", trustName, data, want)
 	}
 	if left := e.trustObjects(ctx, trustHookKinds...); len(left) > 0 {
 		t.Errorf("the trust hook left %v", left)
@@ -682,53 +690,68 @@ func (e *env) clientset(t *testing.T) kubernetes.Interface {
 }
 
 // keepClusterState notes what the test changes beyond its own namespaces
-// (the RedirectPolicy CRD, the release namespace) and returns what puts
-// them back: the CRD as it was (spec, labels, annotations) or deleted if
-// there was none, the release namespace deleted if there was none.
+// (meshinit's CRDs, the release namespace) and returns what puts them back:
+// each CRD as it was (spec, labels, annotations) or deleted if there was
+// none, the release namespace deleted if there was none.
 func (e *env) keepClusterState(t *testing.T, ctx context.Context) func(context.Context) {
 	t.Helper()
-	crd, crdErr := e.Kubectl(ctx, "", "get", "crd", crdName, "-o", "json")
-	if crdErr != nil && !strings.Contains(crdErr.Error(), "NotFound") {
-		t.Fatal(crdErr)
+	var restores []func(context.Context)
+	for _, name := range crdNames {
+		restores = append(restores, e.keepCRD(t, ctx, name))
 	}
 	_, nsErr := e.Kubectl(ctx, "", "get", "namespace", harness.ReleaseNamespace)
 	if nsErr != nil && !strings.Contains(nsErr.Error(), "NotFound") {
 		t.Fatal(nsErr)
 	}
 	return func(ctx context.Context) {
-		if crdErr != nil {
-			if _, err := e.Kubectl(ctx, "", "delete", "crd", crdName, "--ignore-not-found"); err != nil {
-				t.Errorf("cleanup: %v", err)
-			}
-		} else {
-			var was struct {
-				Metadata struct {
-					Labels      map[string]string `json:"labels"`
-					Annotations map[string]string `json:"annotations"`
-				} `json:"metadata"`
-				Spec json.RawMessage `json:"spec"`
-			}
-			if err := json.Unmarshal([]byte(crd), &was); err != nil {
-				t.Errorf("cleanup: %v", err)
-				return
-			}
-			orEmpty := func(m map[string]string) map[string]string {
-				if m == nil {
-					return map[string]string{}
-				}
-				return m
-			}
-			patch, _ := json.Marshal([]map[string]any{
-				{"op": "add", "path": "/metadata/labels", "value": orEmpty(was.Metadata.Labels)},
-				{"op": "add", "path": "/metadata/annotations", "value": orEmpty(was.Metadata.Annotations)},
-				{"op": "replace", "path": "/spec", "value": was.Spec},
-			})
-			if _, err := e.Kubectl(ctx, "", "patch", "crd", crdName, "--type=json", "-p", string(patch)); err != nil {
-				t.Errorf("cleanup: restoring the CRD as it was: %v", err)
-			}
+		for _, restore := range restores {
+			restore(ctx)
 		}
 		if nsErr != nil {
 			_, _ = e.Kubectl(ctx, "", "delete", "namespace", harness.ReleaseNamespace, "--wait=false", "--ignore-not-found")
+		}
+	}
+}
+
+// keepCRD notes the CRD name and returns what puts it back as it was, or
+// deletes it if there was none.
+func (e *env) keepCRD(t *testing.T, ctx context.Context, name string) func(context.Context) {
+	t.Helper()
+	crd, crdErr := e.Kubectl(ctx, "", "get", "crd", name, "-o", "json")
+	if crdErr != nil && !strings.Contains(crdErr.Error(), "NotFound") {
+		t.Fatal(crdErr)
+	}
+	return func(ctx context.Context) {
+		if crdErr != nil {
+			if _, err := e.Kubectl(ctx, "", "delete", "crd", name, "--ignore-not-found"); err != nil {
+				t.Errorf("cleanup: %v", err)
+			}
+			return
+		}
+		var was struct {
+			Metadata struct {
+				Labels      map[string]string `json:"labels"`
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+			Spec json.RawMessage `json:"spec"`
+		}
+		if err := json.Unmarshal([]byte(crd), &was); err != nil {
+			t.Errorf("cleanup: %v", err)
+			return
+		}
+		orEmpty := func(m map[string]string) map[string]string {
+			if m == nil {
+				return map[string]string{}
+			}
+			return m
+		}
+		patch, _ := json.Marshal([]map[string]any{
+			{"op": "add", "path": "/metadata/labels", "value": orEmpty(was.Metadata.Labels)},
+			{"op": "add", "path": "/metadata/annotations", "value": orEmpty(was.Metadata.Annotations)},
+			{"op": "replace", "path": "/spec", "value": was.Spec},
+		})
+		if _, err := e.Kubectl(ctx, "", "patch", "crd", name, "--type=json", "-p", string(patch)); err != nil {
+			t.Errorf("cleanup: restoring the CRD %s as it was: %v", name, err)
 		}
 	}
 }
