@@ -29,6 +29,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,8 +51,13 @@ const (
 // runTrust runs the trust-redirector subcommand, as Main does, with the
 // API client c, for the RedirectorTrust name moving to image.
 func runTrust(c client.Client, name, image string) (code int, stdout, stderr string) {
+	return runTrustArgs(c, "--namespace="+releaseNamespace, "--name="+name, "--image="+image)
+}
+
+// runTrustArgs runs the trust-redirector subcommand with args (without
+// the subcommand's name) and the API client c.
+func runTrustArgs(c client.Client, args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
-	args := []string{"--namespace=" + releaseNamespace, "--name=" + name, "--image=" + image}
 	code = webhook.TrustMain(context.Background(), args, &out, &errOut, func() (client.Client, error) { return c, nil })
 	return code, out.String(), errOut.String()
 }
@@ -64,6 +70,35 @@ func trustClient(t *testing.T, cfg *rest.Config) client.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// installCRDs creates the chart's CRDs (crds/), as helm install does
+// first, and waits until the RedirectorTrust API is served; it returns a
+// client for any object (the admin's, unstructured).
+func installCRDs(t *testing.T, server *testkit.APIServer) client.Client {
+	t.Helper()
+	ctx := context.Background()
+	objects, err := client.New(server.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crds []string
+	for _, o := range charts.MustObjects(t, charts.Options{Namespace: releaseNamespace, IncludeCRDs: true}, false) {
+		if o.GetKind() == "CustomResourceDefinition" {
+			if err := objects.Create(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+			crds = append(crds, o.GetName())
+		}
+	}
+	if !slices.Contains(crds, "redirectortrusts.meshinit.io") {
+		t.Fatalf("the chart's CRDs are %q, without redirectortrusts.meshinit.io", crds)
+	}
+	testkit.Eventually(t, 30*time.Second, "the RedirectorTrust API served", func() error {
+		var list v1alpha1.RedirectorTrustList
+		return trustClient(t, server.Config).List(ctx, &list, client.InNamespace(releaseNamespace))
+	})
+	return objects
 }
 
 // TestTrustRedirectorAgainstAPIServer runs the subcommand against a real
@@ -85,27 +120,7 @@ func TestTrustRedirectorAgainstAPIServer(t *testing.T) {
 		}
 	})
 
-	// The chart's CRDs (crds/), as helm install creates them first.
-	objects, err := client.New(server.Config, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var crds []string
-	for _, o := range charts.MustObjects(t, charts.Options{Namespace: releaseNamespace, IncludeCRDs: true}, false) {
-		if o.GetKind() == "CustomResourceDefinition" {
-			if err := objects.Create(ctx, o); err != nil {
-				t.Fatal(err)
-			}
-			crds = append(crds, o.GetName())
-		}
-	}
-	if !slices.Contains(crds, "redirectortrusts.meshinit.io") {
-		t.Fatalf("the chart's CRDs are %q, without redirectortrusts.meshinit.io", crds)
-	}
-	testkit.Eventually(t, 30*time.Second, "the RedirectorTrust API served", func() error {
-		var list v1alpha1.RedirectorTrustList
-		return trustClient(t, server.Config).List(ctx, &list, client.InNamespace(releaseNamespace))
-	})
+	installCRDs(t, server)
 	c := trustClient(t, server.Config)
 
 	create := func(t *testing.T, name, current string) {
@@ -271,6 +286,85 @@ func TestTrustRedirectorAgainstAPIServer(t *testing.T) {
 			t.Errorf("%s: spec %+v, want %+v", other, got, want)
 		}
 	})
+}
+
+// TestTrustRedirectorChartHook runs the subcommand as the chart's hook Job
+// does on an upgrade that changes the redirector image: the RedirectorTrust
+// as the installed release rendered it, then the upgrade's hook
+// ServiceAccount, Role and RoleBinding, and the Job's arguments, run with
+// that ServiceAccount's credentials.
+func TestTrustRedirectorChartHook(t *testing.T) {
+	server := testkit.StartAPIServer(t, testkit.Options{})
+	admin := kubernetes.NewForConfigOrDie(server.Config)
+	createNamespace(t, admin, releaseNamespace, nil)
+	ctx := context.Background()
+	objects := installCRDs(t, server)
+	installed := charts.MustObjects(t, charts.Options{Namespace: releaseNamespace}, false)
+	upgrade := charts.MustObjects(t, charts.Options{Namespace: releaseNamespace, Values: map[string]any{
+		"inject": map[string]any{"image": map[string]any{"tag": "v9.9.9-upgrade"}},
+	}}, false)
+	one := func(t *testing.T, objs []*unstructured.Unstructured, kind string, hook bool) *unstructured.Unstructured {
+		t.Helper()
+		var found []*unstructured.Unstructured
+		for _, o := range objs {
+			if o.GetKind() == kind && (o.GetAnnotations()["helm.sh/hook"] != "") == hook {
+				found = append(found, o)
+			}
+		}
+		if len(found) != 1 {
+			t.Fatalf("%d %ss (hook %v) in the chart, want 1", len(found), kind, hook)
+		}
+		return found[0]
+	}
+	trust := one(t, installed, "RedirectorTrust", false)
+	if err := objects.Create(ctx, trust); err != nil {
+		t.Fatal(err)
+	}
+	from, _, _ := unstructured.NestedString(trust.Object, "spec", "current")
+	to, _, _ := unstructured.NestedString(one(t, upgrade, "RedirectorTrust", false).Object, "spec", "current")
+	if from == "" || to == "" || from == to {
+		t.Fatalf("the installed release trusts %q, the upgrade %q: want two images", from, to)
+	}
+	for _, kind := range []string{"ServiceAccount", "Role", "RoleBinding"} {
+		if err := objects.Create(ctx, one(t, upgrade, kind, true)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	job := one(t, upgrade, "Job", true)
+	containers, _, _ := unstructured.NestedSlice(job.Object, "spec", "template", "spec", "containers")
+	if len(containers) != 1 {
+		t.Fatalf("the hook Job has %d containers, want 1", len(containers))
+	}
+	args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+	if len(args) == 0 || args[0] != webhook.TrustCommand {
+		t.Fatalf("the hook Job runs %q, want %s and its flags", args, webhook.TrustCommand)
+	}
+	if !slices.Contains(args, "--image="+to) || !slices.Contains(args, "--name="+trust.GetName()) {
+		t.Errorf("the hook Job runs %q, want --name=%s --image=%s", args, trust.GetName(), to)
+	}
+	sa := one(t, upgrade, "ServiceAccount", true).GetName()
+	user := "system:serviceaccount:" + releaseNamespace + ":" + sa
+	hook := trustClient(t, server.User(t, user, "system:serviceaccounts", "system:serviceaccounts:"+releaseNamespace))
+	want := fmt.Sprintf("RedirectorTrust %s/%s: current %q, previous %q (was current %q)\n", releaseNamespace, trust.GetName(), to, from, from)
+	testkit.Eventually(t, 30*time.Second, "the hook's Role to authorize its ServiceAccount", func() error {
+		code, stdout, stderr := runTrustArgs(hook, args[1:]...)
+		if code != 0 || stdout != want || stderr != "" {
+			return fmt.Errorf("exit %d, stdout %q, stderr %q; want 0, %q", code, stdout, stderr, want)
+		}
+		return nil
+	})
+	var got v1alpha1.RedirectorTrust
+	if err := trustClient(t, server.Config).Get(ctx, client.ObjectKeyFromObject(trust), &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := (v1alpha1.RedirectorTrustSpec{Current: to, Previous: from}); got.Spec != want {
+		t.Errorf("spec %+v, want %+v", got.Spec, want)
+	}
+	// The ServiceAccount may do nothing else: not even list them.
+	var list v1alpha1.RedirectorTrustList
+	if err := hook.List(ctx, &list, client.InNamespace(releaseNamespace)); !apierrors.IsForbidden(err) {
+		t.Errorf("the hook's ServiceAccount lists RedirectorTrusts: %v, want forbidden", err)
+	}
 }
 
 // racingClient is an API client whose first get runs race after reading,
