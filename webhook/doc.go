@@ -41,7 +41,7 @@ limitations under the License.
 // bodies hold, whoever sends them. The command is
 // webhook/cmd/meshinit-webhook; its subcommand trust-redirector (trust.go)
 // is the chart's pre-upgrade and pre-rollback hook, which adds the target
-// redirector image to the trust ConfigMap the chart's policies read. The
+// redirector image to the RedirectorTrust the chart's policies read. The
 // manifests that register the webhook live in the Helm chart,
 // charts/meshinit.
 //

@@ -22,66 +22,60 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"strings"
 
 	"github.com/distribution/reference"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
+
+	"github.com/meshinit/meshinit/api/v1alpha1"
 )
 
 // TrustCommand is the subcommand that carries the redirector trust over an
 // upgrade or rollback: the chart's pre-upgrade and pre-rollback hook Job
-// runs `meshinit-webhook trust-redirector --namespace NS --configmap NAME
+// runs `meshinit-webhook trust-redirector --namespace NS --name NAME
 // --image REF` before Helm changes anything.
 const TrustCommand = "trust-redirector"
 
-// The keys of the redirector trust ConfigMap. The chart renders current
-// (its own redirector image); previous is never rendered, only written
-// here, so that Helm's 3-way merge leaves it alone, on helm rollback too.
-const (
-	TrustCurrent  = "current"
-	TrustPrevious = "previous"
-)
-
 // TrustOptions are the trust-redirector subcommand's flags.
 type TrustOptions struct {
-	Namespace string // of the ConfigMap, the release's
-	ConfigMap string // the ConfigMap's name
+	Namespace string // of the RedirectorTrust, the release's
+	Name      string // the RedirectorTrust's name
 	Image     string // the redirector image the release is moving to
 }
 
-// trustData is the redirector trust ConfigMap's data once the release moves
-// to image, from its data old: with no current, image becomes current
-// (previous untouched); with current image, nothing changes; otherwise the
-// old current becomes previous and image current. Other keys are kept. It
-// returns a new map, and whether it differs from old.
-func trustData(old map[string]string, image string) (map[string]string, bool) {
-	data := maps.Clone(old)
-	if data == nil {
-		data = map[string]string{}
-	}
-	current := old[TrustCurrent]
+// trustSpec is the RedirectorTrust's spec once the release moves to image,
+// from its spec old: with no current, image becomes current (previous
+// untouched); with current image, nothing changes; otherwise the old
+// current becomes previous and image current. The chart renders current;
+// previous is never rendered, only written here, so that Helm's 3-way
+// merge leaves it alone, on helm rollback too. It returns the new spec,
+// and whether it differs from old.
+func trustSpec(old v1alpha1.RedirectorTrustSpec, image string) (v1alpha1.RedirectorTrustSpec, bool) {
+	spec := old
 	switch {
-	case current == image:
-		return data, false
-	case current != "":
-		data[TrustPrevious] = current
+	case old.Current == image:
+		return spec, false
+	case old.Current != "":
+		spec.Previous = old.Current
 	}
-	data[TrustCurrent] = image
-	return data, true
+	spec.Current = image
+	return spec, true
 }
 
 // trustMain is the trust-redirector subcommand, args without the
-// subcommand's name; client makes its API client once the flags are
+// subcommand's name; newClient makes its API client once the flags are
 // valid. It returns the exit code: 2 for invalid arguments, 1 for an API
 // error.
-func trustMain(ctx context.Context, args []string, stdout, stderr io.Writer, client func() (kubernetes.Interface, error)) int {
+func trustMain(ctx context.Context, args []string, stdout, stderr io.Writer, newClient func() (client.Client, error)) int {
 	o, err := parseTrustFlags(args, stderr)
 	var printed flagError
 	switch {
@@ -95,12 +89,12 @@ func trustMain(ctx context.Context, args []string, stdout, stderr io.Writer, cli
 		}
 		return 2
 	}
-	cs, err := client()
+	c, err := newClient()
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: no API server configuration: %v\n", TrustCommand, err)
 		return 1
 	}
-	line, err := TrustRedirector(ctx, cs, o)
+	line, err := TrustRedirector(ctx, c, o)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", TrustCommand, err)
 		return 1
@@ -118,8 +112,8 @@ func parseTrustFlags(args []string, stderr io.Writer) (TrustOptions, error) {
 	var o TrustOptions
 	fs := flag.NewFlagSet("meshinit-webhook "+TrustCommand, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.Namespace, "namespace", "", "namespace of the redirector trust ConfigMap (the release's); required")
-	fs.StringVar(&o.ConfigMap, "configmap", "", "name of the redirector trust ConfigMap; required")
+	fs.StringVar(&o.Namespace, "namespace", "", "namespace of the RedirectorTrust (the release's); required")
+	fs.StringVar(&o.Name, "name", "", "name of the RedirectorTrust (meshinit.io/v1alpha1) naming the trusted redirector images; required")
 	fs.StringVar(&o.Image, "image", "", "the redirector image the release moves to; required")
 	config.RegisterFlags(fs) // --kubeconfig, read by ctrl.GetConfig
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
@@ -136,7 +130,7 @@ func parseTrustFlags(args []string, stderr io.Writer) (TrustOptions, error) {
 		check       func(string) []string
 	}{
 		{"namespace", o.Namespace, validation.IsDNS1123Label},
-		{"configmap", o.ConfigMap, validation.IsDNS1123Subdomain},
+		{"name", o.Name, validation.IsDNS1123Subdomain},
 		{"image", o.Image, checkImage},
 	} {
 		if f.value == "" {
@@ -148,36 +142,40 @@ func parseTrustFlags(args []string, stderr io.Writer) (TrustOptions, error) {
 	return o, errors.Join(errs...)
 }
 
-// TrustRedirector moves the redirector trust ConfigMap o.Namespace/
-// o.ConfigMap to o.Image (trustData), retrying on conflicts with other
-// writers, and returns the line that says what it did. It never creates or
-// deletes the ConfigMap: Helm owns its existence. Without it (the
-// installed release keeps no redirector trust) there is nothing to carry
-// over, and it says so.
-func TrustRedirector(ctx context.Context, cs kubernetes.Interface, o TrustOptions) (string, error) {
-	what := fmt.Sprintf("redirector trust %s/%s", o.Namespace, o.ConfigMap)
-	cms := cs.CoreV1().ConfigMaps(o.Namespace)
+// TrustRedirector moves the RedirectorTrust o.Namespace/o.Name to o.Image
+// (trustSpec), retrying on conflicts with other writers, and returns the
+// line that says what it did. It never creates or deletes the
+// RedirectorTrust: Helm owns its existence. Without it (the installed
+// release keeps no redirector trust, or the cluster does not even serve
+// the kind) there is nothing to carry over, and it says so.
+func TrustRedirector(ctx context.Context, c client.Client, o TrustOptions) (string, error) {
+	what := fmt.Sprintf("RedirectorTrust %s/%s", o.Namespace, o.Name)
+	key := types.NamespacedName{Namespace: o.Namespace, Name: o.Name}
 	var line string
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cm, err := cms.Get(ctx, o.ConfigMap, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			line = fmt.Sprintf("%s: no such ConfigMap: the installed release keeps no redirector trust, nothing carried over to %q", what, o.Image)
+		var trust v1alpha1.RedirectorTrust
+		err := c.Get(ctx, key, &trust)
+		switch {
+		case apierrors.IsNotFound(err):
+			line = fmt.Sprintf("%s: not found: the installed release keeps no redirector trust, nothing carried over to %q", what, o.Image)
 			return nil
-		} else if err != nil {
+		case meta.IsNoMatchError(err):
+			line = fmt.Sprintf("%s: the API server does not serve the kind (no CRD redirectortrusts.%s): the installed release keeps no redirector trust, nothing carried over to %q", what, v1alpha1.GroupName, o.Image)
+			return nil
+		case err != nil:
 			return err
 		}
-		data, changed := trustData(cm.Data, o.Image)
+		spec, changed := trustSpec(trust.Spec, o.Image)
 		if !changed {
 			line = fmt.Sprintf("%s unchanged: current %q", what, o.Image)
 			return nil
 		}
-		was := cm.Data[TrustCurrent]
-		cm = cm.DeepCopy()
-		cm.Data = data
-		if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: "meshinit-" + TrustCommand}); err != nil {
+		was := trust.Spec.Current
+		trust.Spec = spec
+		if err := c.Update(ctx, &trust, client.FieldOwner("meshinit-"+TrustCommand)); err != nil {
 			return err
 		}
-		line = fmt.Sprintf("%s: current %q, previous %q (was current %q)", what, data[TrustCurrent], data[TrustPrevious], was)
+		line = fmt.Sprintf("%s: current %q, previous %q (was current %q)", what, spec.Current, spec.Previous, was)
 		return nil
 	})
 	if err != nil {
@@ -186,14 +184,24 @@ func TrustRedirector(ctx context.Context, cs kubernetes.Interface, o TrustOption
 	return line, nil
 }
 
+// TrustClient is an API client for RedirectorTrusts (its scheme knows
+// api/v1alpha1 alone) with cfg's server and credentials.
+func TrustClient(cfg *rest.Config) (client.Client, error) {
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
+}
+
 // inClusterClient is the subcommand's API client, configured as Main's
 // (ctrl.GetConfig: --kubeconfig, $KUBECONFIG, in-cluster).
-func inClusterClient() (kubernetes.Interface, error) {
+func inClusterClient() (client.Client, error) {
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return nil, err
 	}
-	return kubernetes.NewForConfig(cfg)
+	return TrustClient(cfg)
 }
 
 // checkImage returns what is wrong with the image reference ref, nothing

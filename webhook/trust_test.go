@@ -20,12 +20,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"maps"
 	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/meshinit/meshinit/api/v1alpha1"
 )
 
 const (
@@ -34,47 +35,44 @@ const (
 	imageC = "ghcr.io/meshinit/redirector:v1.2.0@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 )
 
-// TestTrustData: each case moves the data to an image; every case is also
+// TestTrustSpec: each case moves the spec to an image; every case is also
 // run twice, the second run changing nothing.
-func TestTrustData(t *testing.T) {
+func TestTrustSpec(t *testing.T) {
+	type spec = v1alpha1.RedirectorTrustSpec
 	for _, tc := range []struct {
 		name    string
-		old     map[string]string
+		old     spec
 		image   string
-		want    map[string]string
+		want    spec
 		changed bool
 	}{
-		{"nil data", nil, imageA, map[string]string{"current": imageA}, true},
-		{"no current", map[string]string{"other": "x"}, imageA, map[string]string{"current": imageA, "other": "x"}, true},
-		{"empty current, previous kept", map[string]string{"current": "", "previous": imageC}, imageA, map[string]string{"current": imageA, "previous": imageC}, true},
-		{"no current, previous kept", map[string]string{"previous": imageC}, imageA, map[string]string{"current": imageA, "previous": imageC}, true},
-		{"same image", map[string]string{"current": imageA}, imageA, map[string]string{"current": imageA}, false},
-		{"same image, previous kept", map[string]string{"current": imageA, "previous": imageC, "other": "x"}, imageA, map[string]string{"current": imageA, "previous": imageC, "other": "x"}, false},
-		{"upgrade", map[string]string{"current": imageA}, imageB, map[string]string{"current": imageB, "previous": imageA}, true},
-		{"upgrade over a previous", map[string]string{"current": imageA, "previous": imageC, "other": "x"}, imageB, map[string]string{"current": imageB, "previous": imageA, "other": "x"}, true},
-		{"rollback to previous", map[string]string{"current": imageB, "previous": imageA}, imageA, map[string]string{"current": imageA, "previous": imageB}, true},
+		{"empty spec", spec{}, imageA, spec{Current: imageA}, true},
+		{"no current, previous kept", spec{Previous: imageC}, imageA, spec{Current: imageA, Previous: imageC}, true},
+		{"no current, previous the image", spec{Previous: imageA}, imageA, spec{Current: imageA, Previous: imageA}, true},
+		{"same image", spec{Current: imageA}, imageA, spec{Current: imageA}, false},
+		{"same image, previous kept", spec{Current: imageA, Previous: imageC}, imageA, spec{Current: imageA, Previous: imageC}, false},
+		{"upgrade", spec{Current: imageA}, imageB, spec{Current: imageB, Previous: imageA}, true},
+		{"upgrade over a previous", spec{Current: imageA, Previous: imageC}, imageB, spec{Current: imageB, Previous: imageA}, true},
+		{"rollback to previous", spec{Current: imageB, Previous: imageA}, imageA, spec{Current: imageA, Previous: imageB}, true},
+		{"same repository, other digest", spec{Current: imageC}, imageC[:len(imageC)-1] + "0", spec{Current: imageC[:len(imageC)-1] + "0", Previous: imageC}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			old := maps.Clone(tc.old)
-			got, changed := trustData(tc.old, tc.image)
-			if !maps.Equal(got, tc.want) || changed != tc.changed {
-				t.Errorf("trustData(%q, %q) = %q, %v; want %q, %v", tc.old, tc.image, got, changed, tc.want, tc.changed)
+			got, changed := trustSpec(tc.old, tc.image)
+			if got != tc.want || changed != tc.changed {
+				t.Errorf("trustSpec(%+v, %q) = %+v, %v; want %+v, %v", tc.old, tc.image, got, changed, tc.want, tc.changed)
 			}
-			if !maps.Equal(tc.old, old) {
-				t.Errorf("trustData changed its argument to %q", tc.old)
-			}
-			if again, changed := trustData(got, tc.image); !maps.Equal(again, got) || changed {
-				t.Errorf("run again: %q, %v; want %q unchanged", again, changed, got)
+			if again, changed := trustSpec(got, tc.image); again != got || changed {
+				t.Errorf("run again: %+v, %v; want %+v unchanged", again, changed, got)
 			}
 		})
 	}
 }
 
-// TestTrustDataSequence: a release's life, each step from the previous
-// step's data: install at A (the chart renders current), upgrade to B, a
-// retried hook, rollback to A, upgrade to C.
-func TestTrustDataSequence(t *testing.T) {
-	data := map[string]string{"current": imageA, "other": "kept"}
+// TestTrustSpecSequence: a release's life, each step from the previous
+// step's spec: install at A (the chart renders current), a hook at A,
+// upgrade to B, a retried hook, rollback to A, upgrade to C.
+func TestTrustSpecSequence(t *testing.T) {
+	s := v1alpha1.RedirectorTrustSpec{Current: imageA}
 	for _, step := range []struct {
 		image             string
 		current, previous string
@@ -87,9 +85,9 @@ func TestTrustDataSequence(t *testing.T) {
 		{imageC, imageC, imageA, true},
 	} {
 		var changed bool
-		data, changed = trustData(data, step.image)
-		if data["current"] != step.current || data["previous"] != step.previous || data["other"] != "kept" || len(data) != 2+min(1, len(step.previous)) || changed != step.changed {
-			t.Fatalf("to %s: %q, changed %v; want current %q, previous %q, changed %v", step.image, data, changed, step.current, step.previous, step.changed)
+		s, changed = trustSpec(s, step.image)
+		if s.Current != step.current || s.Previous != step.previous || changed != step.changed {
+			t.Fatalf("to %s: %+v, changed %v; want current %q, previous %q, changed %v", step.image, s, changed, step.current, step.previous, step.changed)
 		}
 	}
 }
@@ -97,33 +95,36 @@ func TestTrustDataSequence(t *testing.T) {
 // TestTrustFlags: invalid arguments exit 2 before any API client is made,
 // with an error naming the flag and its value.
 func TestTrustFlags(t *testing.T) {
-	const ns, cm, image = "--namespace=meshinit-system", "--configmap=meshinit-redirector-trust", "--image=" + imageA
-	valid := []string{ns, cm, image}
+	const ns, nm, image = "--namespace=meshinit-system", "--name=meshinit-redirector-trust", "--image=" + imageA
+	valid := []string{ns, nm, image}
 	a := func(args ...string) []string { return args }
 	for _, tc := range []struct {
 		args []string
 		code int
 		want []string
 	}{
-		{[]string{"--help"}, 0, []string{"-configmap", "-image", "-namespace"}},
-		{nil, 2, []string{"--namespace: required", "--configmap: required", "--image: required"}},
-		{[]string{"--namespace=meshinit-system", "--configmap=meshinit-redirector-trust"}, 2, []string{"--image: required"}},
-		{a(ns, cm, "--image="), 2, []string{"--image: required"}},
-		{a(cm, image, "--namespace="), 2, []string{"--namespace: required"}},
-		{a(ns, image, "--configmap", ""), 2, []string{"--configmap: required"}},
-		{a(ns, cm, "--image=Redirector:v1"), 2, []string{`--image="Redirector:v1": not an image reference`}},
-		{a(ns, cm, "--image=https://ghcr.io/meshinit/redirector:v1"), 2, []string{`--image="https://ghcr.io/meshinit/redirector:v1": not an image reference`}},
-		{a(ns, cm, "--image=ghcr.io/meshinit/redirector:"), 2, []string{`--image="ghcr.io/meshinit/redirector:"`}},
-		{a(ns, cm, "--image= ghcr.io/meshinit/redirector:v1"), 2, []string{`--image=" ghcr.io/meshinit/redirector:v1"`}},
-		{a(cm, image, "--namespace=Meshinit"), 2, []string{`--namespace="Meshinit"`}},
-		{a(ns, image, "--configmap=trust/x"), 2, []string{`--configmap="trust/x"`}},
-		{a(ns, cm, image, "extra"), 2, []string{`unexpected argument "extra"`}},
-		{a(ns, cm, image, "--port=8443"), 2, []string{"flag provided but not defined: -port"}},
+		{[]string{"--help"}, 0, []string{"-name", "RedirectorTrust", "-image", "-namespace"}},
+		{nil, 2, []string{"--namespace: required", "--name: required", "--image: required"}},
+		{[]string{"--namespace=meshinit-system", "--name=meshinit-redirector-trust"}, 2, []string{"--image: required"}},
+		{a(ns, nm, "--image="), 2, []string{"--image: required"}},
+		{a(nm, image, "--namespace="), 2, []string{"--namespace: required"}},
+		{a(ns, image, "--name", ""), 2, []string{"--name: required"}},
+		{a(ns, nm, "--image=Redirector:v1"), 2, []string{`--image="Redirector:v1": not an image reference`}},
+		{a(ns, nm, "--image=https://ghcr.io/meshinit/redirector:v1"), 2, []string{`--image="https://ghcr.io/meshinit/redirector:v1": not an image reference`}},
+		{a(ns, nm, "--image=ghcr.io/meshinit/redirector:"), 2, []string{`--image="ghcr.io/meshinit/redirector:"`}},
+		{a(ns, nm, "--image= ghcr.io/meshinit/redirector:v1"), 2, []string{`--image=" ghcr.io/meshinit/redirector:v1"`}},
+		{a(nm, image, "--namespace=Meshinit"), 2, []string{`--namespace="Meshinit"`}},
+		{a(ns, image, "--name=trust/x"), 2, []string{`--name="trust/x": a lowercase RFC 1123 subdomain`}},
+		{a(ns, image, "--name=Trust"), 2, []string{`--name="Trust": a lowercase RFC 1123 subdomain`}},
+		{a(ns, image, "--name="+strings.Repeat("t", 254)), 2, []string{`--name="` + strings.Repeat("t", 254) + `": must be no more than 253 characters`}},
+		{a(ns, image, "--configmap=meshinit-redirector-trust"), 2, []string{"flag provided but not defined: -configmap"}},
+		{a(ns, nm, image, "extra"), 2, []string{`unexpected argument "extra"`}},
+		{a(ns, nm, image, "--port=8443"), 2, []string{"flag provided but not defined: -port"}},
 	} {
 		var out bytes.Buffer
 		called := false
-		client := func() (kubernetes.Interface, error) { called = true; return nil, errors.New("no client in this test") }
-		code := trustMain(context.Background(), tc.args, &out, &out, client)
+		newClient := func() (client.Client, error) { called = true; return nil, errors.New("no client in this test") }
+		code := trustMain(context.Background(), tc.args, &out, &out, newClient)
 		if code != tc.code || called {
 			t.Errorf("trust-redirector %q = %d (client made: %v), want %d without a client\n%s", tc.args, code, called, tc.code, out.String())
 		}
@@ -135,13 +136,13 @@ func TestTrustFlags(t *testing.T) {
 	}
 	// Through Main: the subcommand is its first argument.
 	var out bytes.Buffer
-	if code := Main(context.Background(), []string{TrustCommand, "--namespace=ns", "--configmap=cm"}, &out, &out); code != 2 || !strings.Contains(out.String(), "--image: required") {
+	if code := Main(context.Background(), []string{TrustCommand, "--namespace=ns", "--name=trust"}, &out, &out); code != 2 || !strings.Contains(out.String(), "--image: required") {
 		t.Errorf("Main(trust-redirector without --image) = %d, %q; want 2, --image: required", code, out.String())
 	}
 	// Valid flags reach the client, whose error exits 1.
 	out.Reset()
-	client := func() (kubernetes.Interface, error) { return nil, errors.New("no cluster here") }
-	if code := trustMain(context.Background(), valid, &out, &out, client); code != 1 || !strings.Contains(out.String(), "no cluster here") {
+	noCluster := func() (client.Client, error) { return nil, errors.New("no cluster here") }
+	if code := trustMain(context.Background(), valid, &out, &out, noCluster); code != 1 || !strings.Contains(out.String(), "no cluster here") {
 		t.Errorf("trust-redirector with valid flags and no API client = %d, %q; want 1", code, out.String())
 	}
 }
