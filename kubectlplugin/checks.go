@@ -149,7 +149,7 @@ func typeChecked(p admissionregistrationv1.ValidatingAdmissionPolicy, r release)
 // RedirectPolicies of meshinit's namespace, and each namespace's own), each
 // for both ways a pod opts in (its namespace, and its own label elsewhere:
 // the -labelled bindings, with an objectSelector). A binding whose paramRef
-// names one object (the redirector trust's ConfigMap) is worded with it.
+// names one object (the redirector trust's RedirectorTrust) is worded with it.
 func bound(p admissionregistrationv1.ValidatingAdmissionPolicy, bindings []admissionregistrationv1.ValidatingAdmissionPolicyBinding, r release) []Finding {
 	if len(bindings) == 0 {
 		return []Finding{problem(CodePolicyBound, object("ValidatingAdmissionPolicy", p.Name), "no ValidatingAdmissionPolicyBinding binds it: it is not enforced", helmFix(r))}
@@ -210,28 +210,35 @@ func paramObject(p admissionregistrationv1.ValidatingAdmissionPolicy, pr *admiss
 	return kind + " " + pr.Namespace + "/" + pr.Name
 }
 
-// checkRedirectorTrust: each ConfigMap the redirector trust policy's
-// bindings name is there, names a current image, and trusts the image the
-// injector gives meshinit-redirect. Missing, the API server refuses every
-// request its Deny bindings match: it resolves the parameters before the
-// match conditions that pick meshinit's init container.
+// trustCRDName is the RedirectorTrust CRD's name.
+var trustCRDName = trustResource.GroupResource().String()
+
+// checkRedirectorTrust: the API server serves RedirectorTrusts, and each
+// one the redirector trust policy's bindings name is there, names a current
+// image, and trusts the image the injector gives meshinit-redirect.
+// Missing, the API server refuses every request its Deny bindings match:
+// it resolves the parameters before the match conditions that pick
+// meshinit's init container.
 func checkRedirectorTrust(in Install, _ time.Time) []Finding {
+	if !in.RedirectorTrustServed {
+		return trustNotServed(in)
+	}
 	r := in.Release
 	injected := in.injectedImage()
 	var out []Finding
 	for _, t := range in.TrustParams {
 		if t.Namespace == "" {
-			out = append(out, info(CodeRedirectorTrust, object("ConfigMap", t.Name),
+			out = append(out, info(CodeRedirectorTrust, object(trustKind, t.Name),
 				fmt.Sprintf("not checked: %s read it from the namespace of each pod they admit", strings.Join(t.Bindings, ", "))))
 			continue
 		}
-		obj := object("ConfigMap", t.Namespace+"/"+t.Name)
+		obj := object(trustKind, t.Namespace+"/"+t.Name)
 		if t.Err != nil {
 			out = append(out, problem(CodeRedirectorTrust, obj, "cannot be read: "+t.Err.Error(),
-				fmt.Sprintf("kubectl meshinit check   # as a user who may get configmap %s in %s", t.Name, t.Namespace)))
+				fmt.Sprintf("kubectl meshinit check   # as a user who may get %s %s in %s", trustCRDName, t.Name, t.Namespace)))
 			continue
 		}
-		if t.ConfigMap == nil {
+		if t.Trust == nil {
 			detail := fmt.Sprintf("missing: %s %s of ValidatingAdmissionPolicy %s, so ", plural(len(t.Bindings), "binding", "bindings"), strings.Join(t.Bindings, ", "), t.Policy)
 			switch {
 			case len(t.Deny) == 0:
@@ -245,22 +252,80 @@ func checkRedirectorTrust(in Install, _ time.Time) []Finding {
 			out = append(out, problem(CodeRedirectorTrust, obj, detail, helmFix(r)+"   # renders it again"))
 			continue
 		}
-		current, previous := t.ConfigMap.Data[webhook.TrustCurrent], t.ConfigMap.Data[webhook.TrustPrevious]
-		trusted := "current " + current
+		current, previous := t.Trust.Spec.Current, t.Trust.Spec.Previous
+		trusted := "redirector image " + current + " (spec.current)"
 		if previous != "" {
-			trusted += ", previous " + previous
+			trusted = "redirector images " + current + " (spec.current) and " + previous + " (spec.previous)"
 		}
 		switch {
 		case current == "" && previous == "":
-			out = append(out, problem(CodeRedirectorTrust, obj, fmt.Sprintf("names no image (data.%s and data.%s empty): %s refuses every meshinit-redirect", webhook.TrustCurrent, webhook.TrustPrevious, t.Policy), helmFix(r)))
+			out = append(out, problem(CodeRedirectorTrust, obj, fmt.Sprintf("names no image (spec.current and spec.previous empty): %s refuses every meshinit-redirect", t.Policy), helmFix(r)))
 		case current == "":
-			out = append(out, problem(CodeRedirectorTrust, obj, fmt.Sprintf("names no current image (data.%s empty): only previous %s is trusted", webhook.TrustCurrent, previous), helmFix(r)))
+			out = append(out, problem(CodeRedirectorTrust, obj, fmt.Sprintf("names no current image (spec.current empty): only %s (spec.previous) is trusted", previous), helmFix(r)))
 		case injected != "" && injected != current && injected != previous:
-			out = append(out, problem(CodeRedirectorTrust, obj, fmt.Sprintf("trusts redirector images %s, not %s, the one the injector gives meshinit-redirect (ConfigMap %s/%s): %s refuses the pods injected now",
+			out = append(out, problem(CodeRedirectorTrust, obj, fmt.Sprintf("trusts %s, not %s, the one the injector gives meshinit-redirect (ConfigMap %s/%s): %s refuses the pods injected now",
 				trusted, injected, r.Namespace, in.ConfigMap, t.Policy), helmFix(r)))
 		default:
-			out = append(out, ok(CodeRedirectorTrust, obj, "trusts redirector images "+trusted))
+			out = append(out, ok(CodeRedirectorTrust, obj, "trusts "+trusted))
 		}
+	}
+	return out
+}
+
+// trustNotServed: without the RedirectorTrust CRD the release's redirector
+// trust policies' paramKind resolves to nothing. An API server that had
+// resolved it before finds no RedirectorTrust (what its bindings'
+// parameterNotFoundAction does); one that starts without the CRD cannot
+// resolve it and treats the policy as misconfigured wherever its
+// matchConstraints match, before any binding or match condition: with
+// failurePolicy Fail (the chart's) it refuses the request, with Ignore it
+// checks nothing (k8s.io/apiserver's policy source and dispatcher; both
+// seen on kube-apiserver v1.37.2 in TestAgainstAPIServer and
+// TestRedirectorTrustCRDMissing).
+func trustNotServed(in Install) []Finding {
+	var out []Finding
+	obj := object("CustomResourceDefinition", trustCRDName)
+	fix := "kubectl apply --server-side -f charts/meshinit/crds/ && " + helmFix(in.Release) +
+		"   # Helm installs CRDs but never upgrades or re-creates them; the upgrade renders the RedirectorTrust again"
+	for _, p := range in.Policies {
+		if !trustsRedirectors(p) {
+			continue
+		}
+		var bindings, deny []string
+		for _, b := range in.Bindings {
+			if b.Spec.PolicyName != p.Name {
+				continue
+			}
+			bindings = append(bindings, b.Name)
+			if pr := b.Spec.ParamRef; pr != nil && pr.ParameterNotFoundAction != nil && *pr.ParameterNotFoundAction == admissionregistrationv1.DenyAction {
+				deny = append(deny, b.Name)
+			}
+		}
+		slices.Sort(bindings)
+		slices.Sort(deny)
+		detail := fmt.Sprintf("not served: RedirectorTrusts cannot be created, and the paramKind of ValidatingAdmissionPolicy %s, %s %s, resolves to nothing",
+			p.Name, v1alpha1.SchemeGroupVersion, trustKind)
+		if len(bindings) == 0 {
+			out = append(out, problem(CodeRedirectorTrust, obj, detail, fix))
+			continue
+		}
+		switch {
+		case len(deny) == len(bindings):
+			detail += fmt.Sprintf(". An API server that resolved it before finds no RedirectorTrust: it refuses every create and update of a pod or workload its %s %s select, with or without meshinit's init container (parameterNotFoundAction Deny)",
+				plural(len(bindings), "binding", "bindings"), strings.Join(bindings, ", "))
+		case len(deny) > 0:
+			detail += fmt.Sprintf(". An API server that resolved it before finds no RedirectorTrust: it refuses every create and update of a pod or workload %s select, with or without meshinit's init container (parameterNotFoundAction Deny); the others check no redirector image",
+				strings.Join(deny, ", "))
+		default:
+			detail += fmt.Sprintf(". An API server that resolved it before finds no RedirectorTrust: its %s %s check no redirector image (parameterNotFoundAction Allow): any image runs as meshinit-redirect where they select",
+				plural(len(bindings), "binding", "bindings"), strings.Join(bindings, ", "))
+		}
+		if p.Spec.FailurePolicy != nil && *p.Spec.FailurePolicy == admissionregistrationv1.Ignore {
+			detail += "; one that starts without the CRD cannot resolve the paramKind and checks no redirector image anywhere (failurePolicy Ignore)"
+		} else {
+			detail += "; one that starts without the CRD cannot resolve the paramKind and refuses every create and update of a pod or workload the policy matches, in every namespace (failurePolicy Fail)"
+		}
+		out = append(out, problem(CodeRedirectorTrust, obj, detail, fix))
 	}
 	return out
 }

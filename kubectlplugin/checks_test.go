@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
+	"github.com/meshinit/meshinit/api/v1alpha1"
 	"github.com/meshinit/meshinit/certs"
 	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/webhook"
@@ -96,7 +97,7 @@ const mapAPI = "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy"
 func chartInstall(t *testing.T, values map[string]any, tc testCerts) Install {
 	t.Helper()
 	objs := charts.MustObjects(t, charts.Options{Namespace: testNamespace, Values: values, APIVersions: []string{mapAPI}}, false)
-	in := Install{Release: release{Name: "meshinit", Namespace: testNamespace}, RedirectPolicyServed: true, RedirectPolicies: 1, ConfigMap: "meshinit-webhook"}
+	in := Install{Release: release{Name: "meshinit", Namespace: testNamespace}, RedirectPolicyServed: true, RedirectorTrustServed: true, RedirectPolicies: 1, ConfigMap: "meshinit-webhook"}
 	in.Config, _ = chartConfig(t, objs)
 	for _, o := range charts.Find(objs, "ValidatingAdmissionPolicy", "") {
 		var p admissionregistrationv1.ValidatingAdmissionPolicy
@@ -109,12 +110,12 @@ func chartInstall(t *testing.T, values map[string]any, tc testCerts) Install {
 		charts.DecodeOne(t, objs, "ValidatingAdmissionPolicyBinding", o.GetName(), &b)
 		in.Bindings = append(in.Bindings, b)
 	}
-	// The redirector trust ConfigMap, as the chart renders it (no
-	// previous: installed, not upgraded).
+	// The RedirectorTrust, as the chart renders it (no previous:
+	// installed, not upgraded).
 	in.TrustParams = in.trustParams()
 	for i, tp := range in.TrustParams {
-		in.TrustParams[i].ConfigMap = &corev1.ConfigMap{}
-		charts.DecodeOne(t, objs, "ConfigMap", tp.Name, in.TrustParams[i].ConfigMap)
+		in.TrustParams[i].Trust = &v1alpha1.RedirectorTrust{}
+		charts.DecodeOne(t, objs, trustKind, tp.Name, in.TrustParams[i].Trust)
 	}
 	for _, o := range charts.Find(objs, "MutatingAdmissionPolicy", "") {
 		var p admissionregistrationv1.MutatingAdmissionPolicy
@@ -236,16 +237,22 @@ func TestChecks(t *testing.T) {
 			}
 		}
 	}
-	// trust changes the redirector trust ConfigMap's TrustParams.
+	// trust changes the RedirectorTrust's TrustParams.
 	trust := func(change func(*TrustParams)) func(*Install) {
 		return func(in *Install) {
 			if len(in.TrustParams) != 1 {
-				t.Fatalf("%d redirector trust ConfigMaps, want 1", len(in.TrustParams))
+				t.Fatalf("%d RedirectorTrusts, want 1", len(in.TrustParams))
 			}
 			change(&in.TrustParams[0])
 		}
 	}
-	const trustObject = "ConfigMap meshinit-system/meshinit-redirector-trust"
+	const trustObject = "RedirectorTrust meshinit-system/meshinit-redirector-trust"
+	// trustNotServed: what the API server does without the RedirectorTrust
+	// CRD, and the fix.
+	const (
+		trustNotServed = "not served: RedirectorTrusts cannot be created, and the paramKind of ValidatingAdmissionPolicy meshinit-redirector-trust, meshinit.io/v1alpha1 RedirectorTrust, resolves to nothing"
+		trustCRDFix    = "kubectl apply --server-side -f charts/meshinit/crds/ && helm upgrade meshinit charts/meshinit -n meshinit-system --reset-then-reuse-values   # Helm installs CRDs but never upgrades or re-creates them; the upgrade renders the RedirectorTrust again"
+	)
 	policyMode := map[string]any{"injector": "policy"}
 	const (
 		selfManagedRenew = `kubectl -n meshinit-system patch secret meshinit-webhook-serving --type=json -p '[{"op":"remove","path":"/data"}]'`
@@ -307,43 +314,86 @@ func TestChecks(t *testing.T) {
 			{"ValidatingAdmissionPolicy meshinit-redirectpolicy", "no ValidatingAdmissionPolicyBinding binds it", "helm upgrade"},
 			{"ValidatingAdmissionPolicy meshinit-webhook-cabundle", "no ValidatingAdmissionPolicyBinding binds it", "helm upgrade"},
 		}},
-		{name: "the redirector trust ConfigMap deleted", changes: []func(*Install){trust(func(tp *TrustParams) { tp.ConfigMap = nil })}, want: []want{
+		{name: "the RedirectorTrust CRD not served", changes: []func(*Install){func(in *Install) {
+			in.RedirectorTrustServed = false
+			for i := range in.TrustParams { // not read
+				in.TrustParams[i].Trust = nil
+			}
+		}}, want: []want{
+			{"CustomResourceDefinition redirectortrusts.meshinit.io", trustNotServed + ". An API server that resolved it before finds no RedirectorTrust: it refuses every create and update of a pod or workload its 3 bindings " +
+				"meshinit-redirector-trust-labelled, meshinit-redirector-trust-namespace, meshinit-redirector-trust-pod-security select, with or without meshinit's init container (parameterNotFoundAction Deny); " +
+				"one that starts without the CRD cannot resolve the paramKind and refuses every create and update of a pod or workload the policy matches, in every namespace (failurePolicy Fail)", trustCRDFix},
+		}},
+		{name: "the RedirectorTrust CRD not served, the policy failurePolicy Ignore, a binding Allow", changes: []func(*Install){func(in *Install) {
+			in.RedirectorTrustServed = false
+			for i := range in.Policies {
+				if trustsRedirectors(in.Policies[i]) {
+					in.Policies[i].Spec.FailurePolicy = ptr.To(admissionregistrationv1.Ignore)
+				}
+			}
+			for i := range in.Bindings {
+				if in.Bindings[i].Name == "meshinit-redirector-trust-pod-security" {
+					in.Bindings[i].Spec.ParamRef.ParameterNotFoundAction = ptr.To(admissionregistrationv1.AllowAction)
+				}
+			}
+		}}, want: []want{
+			{"CustomResourceDefinition redirectortrusts.meshinit.io", trustNotServed + ". An API server that resolved it before finds no RedirectorTrust: it refuses every create and update of a pod or workload meshinit-redirector-trust-labelled, meshinit-redirector-trust-namespace select, " +
+				"with or without meshinit's init container (parameterNotFoundAction Deny); the others check no redirector image; one that starts without the CRD cannot resolve the paramKind and checks no redirector image anywhere (failurePolicy Ignore)", trustCRDFix},
+		}},
+		{name: "the RedirectorTrust CRD not served, every binding Allow", changes: []func(*Install){func(in *Install) {
+			in.RedirectorTrustServed = false
+			for i := range in.Bindings {
+				if pr := in.Bindings[i].Spec.ParamRef; pr != nil && in.Bindings[i].Spec.PolicyName == "meshinit-redirector-trust" {
+					pr.ParameterNotFoundAction = ptr.To(admissionregistrationv1.AllowAction)
+				}
+			}
+		}}, want: []want{
+			{"CustomResourceDefinition redirectortrusts.meshinit.io", trustNotServed + ". An API server that resolved it before finds no RedirectorTrust: its 3 bindings meshinit-redirector-trust-labelled, meshinit-redirector-trust-namespace, meshinit-redirector-trust-pod-security check no redirector image (parameterNotFoundAction Allow)", trustCRDFix},
+		}},
+		{name: "the RedirectorTrust CRD not served, trust not installed: nothing to say", changes: []func(*Install){policyNamed("meshinit-redirector-trust"), func(in *Install) {
+			in.RedirectorTrustServed = false
+			in.Bindings = slices.DeleteFunc(in.Bindings, func(b admissionregistrationv1.ValidatingAdmissionPolicyBinding) bool {
+				return b.Spec.PolicyName == "meshinit-redirector-trust"
+			})
+			in.TrustParams = in.trustParams()
+		}}, notWant: []string{"CustomResourceDefinition redirectortrusts.meshinit.io", trustKind}},
+		{name: "the RedirectorTrust deleted", changes: []func(*Install){trust(func(tp *TrustParams) { tp.Trust = nil })}, want: []want{
 			{trustObject, "missing: 3 bindings meshinit-redirector-trust-labelled, meshinit-redirector-trust-namespace, meshinit-redirector-trust-pod-security of ValidatingAdmissionPolicy meshinit-redirector-trust, " +
 				"so the API server refuses every create and update of a pod or workload they select, with or without meshinit's init container, until it is back (parameterNotFoundAction Deny)",
 				"helm upgrade meshinit charts/meshinit -n meshinit-system --reset-then-reuse-values   # renders it again"},
 		}},
-		{name: "the redirector trust ConfigMap deleted, one binding Allow", changes: []func(*Install){trust(func(tp *TrustParams) { tp.ConfigMap = nil }), func(in *Install) {
+		{name: "the RedirectorTrust deleted, one binding Allow", changes: []func(*Install){trust(func(tp *TrustParams) { tp.Trust = nil }), func(in *Install) {
 			for i := range in.Bindings {
 				if in.Bindings[i].Name == "meshinit-redirector-trust-pod-security" {
 					in.Bindings[i].Spec.ParamRef.ParameterNotFoundAction = ptr.To(admissionregistrationv1.AllowAction)
 				}
 			}
 			tp := in.trustParams()
-			tp[0].ConfigMap = nil
+			tp[0].Trust = nil
 			in.TrustParams = tp
 		}}, want: []want{
 			{trustObject, "refuses every create and update of a pod or workload meshinit-redirector-trust-labelled, meshinit-redirector-trust-namespace select, with or without meshinit's init container, until it is back (parameterNotFoundAction Deny); the others check no redirector image", "helm upgrade"},
 		}},
-		{name: "the redirector trust ConfigMap forbidden", changes: []func(*Install){trust(func(tp *TrustParams) {
-			tp.ConfigMap, tp.Err = nil, errors.New(`RBAC does not allow you to get configmaps in namespace meshinit-system (needs verb "get" on "configmaps")`)
+		{name: "the RedirectorTrust forbidden", changes: []func(*Install){trust(func(tp *TrustParams) {
+			tp.Trust, tp.Err = nil, errors.New(`RBAC does not allow you to get redirectortrusts.meshinit.io in namespace meshinit-system (needs verb "get" on "redirectortrusts.meshinit.io")`)
 		})}, want: []want{
-			{trustObject, "cannot be read: RBAC does not allow you to get configmaps in namespace meshinit-system", "kubectl meshinit check   # as a user who may get configmap meshinit-redirector-trust in meshinit-system"},
+			{trustObject, "cannot be read: RBAC does not allow you to get redirectortrusts.meshinit.io in namespace meshinit-system", "kubectl meshinit check   # as a user who may get redirectortrusts.meshinit.io meshinit-redirector-trust in meshinit-system"},
 		}},
-		{name: "the redirector trust ConfigMap without current", changes: []func(*Install){trust(func(tp *TrustParams) {
-			tp.ConfigMap.Data = map[string]string{webhook.TrustPrevious: "registry.example/meshinit/redirect:0.0.9"}
+		{name: "the RedirectorTrust without spec.current", changes: []func(*Install){trust(func(tp *TrustParams) {
+			tp.Trust.Spec = v1alpha1.RedirectorTrustSpec{Previous: "registry.example/meshinit/redirect:0.0.9"}
 		})}, want: []want{
-			{trustObject, "names no current image (data.current empty): only previous registry.example/meshinit/redirect:0.0.9 is trusted", "helm upgrade"},
+			{trustObject, "names no current image (spec.current empty): only registry.example/meshinit/redirect:0.0.9 (spec.previous) is trusted", "helm upgrade"},
 		}},
-		{name: "the redirector trust ConfigMap empty", changes: []func(*Install){trust(func(tp *TrustParams) { tp.ConfigMap.Data = nil })}, want: []want{
-			{trustObject, "names no image (data.current and data.previous empty): meshinit-redirector-trust refuses every meshinit-redirect", "helm upgrade"},
+		{name: "the RedirectorTrust empty", changes: []func(*Install){trust(func(tp *TrustParams) { tp.Trust.Spec = v1alpha1.RedirectorTrustSpec{} })}, want: []want{
+			{trustObject, "names no image (spec.current and spec.previous empty): meshinit-redirector-trust refuses every meshinit-redirect", "helm upgrade"},
 		}},
-		{name: "the redirector trust ConfigMap without the injector's image", changes: []func(*Install){trust(func(tp *TrustParams) {
-			tp.ConfigMap.Data = map[string]string{webhook.TrustCurrent: "registry.example/meshinit/redirect:1.1.0", webhook.TrustPrevious: "registry.example/meshinit/redirect:1.0.0"}
+		{name: "the RedirectorTrust without the injector's image", changes: []func(*Install){trust(func(tp *TrustParams) {
+			tp.Trust.Spec = v1alpha1.RedirectorTrustSpec{Current: "registry.example/meshinit/redirect:1.1.0", Previous: "registry.example/meshinit/redirect:1.0.0"}
 		})}, want: []want{
-			{trustObject, "trusts redirector images current registry.example/meshinit/redirect:1.1.0, previous registry.example/meshinit/redirect:1.0.0, not ", "helm upgrade"},
+			{trustObject, "trusts redirector images registry.example/meshinit/redirect:1.1.0 (spec.current) and registry.example/meshinit/redirect:1.0.0 (spec.previous), not ", "helm upgrade"},
 		}},
 		{name: "the injector's image is the previous one (an upgrade under way)", changes: []func(*Install){func(in *Install) {
-			in.TrustParams[0].ConfigMap.Data = map[string]string{webhook.TrustCurrent: "registry.example/meshinit/redirect:9.9.9", webhook.TrustPrevious: in.Config.Image}
+			in.TrustParams[0].Trust.Spec = v1alpha1.RedirectorTrustSpec{Current: "registry.example/meshinit/redirect:9.9.9", Previous: in.Config.Image}
 		}}},
 		{name: "no injector", changes: []func(*Install){withoutWebhook}, want: []want{{"injector", "no pod is injected", "helm upgrade"}}},
 		{name: "policy mode: a bound MutatingAdmissionPolicy, no webhook, no configuration", changes: []func(*Install){withoutWebhook, mutatingPolicy(true)},
@@ -353,11 +403,11 @@ func TestChecks(t *testing.T) {
 		{name: "both injectors", changes: []func(*Install){mutatingPolicy(true)}},
 		{name: "policy mode as the chart renders it", values: policyMode,
 			notWant: []string{"Deployment", "serving certificate", "Service", "MutatingWebhookConfiguration", "CA "}},
-		{name: "policy mode: the redirector trust ConfigMap without the image the MutatingAdmissionPolicy injects", values: policyMode,
+		{name: "policy mode: the RedirectorTrust without the image the MutatingAdmissionPolicy injects", values: policyMode,
 			changes: []func(*Install){trust(func(tp *TrustParams) {
-				tp.ConfigMap.Data = map[string]string{webhook.TrustCurrent: "registry.example/meshinit/redirect:1.1.0"}
+				tp.Trust.Spec = v1alpha1.RedirectorTrustSpec{Current: "registry.example/meshinit/redirect:1.1.0"}
 			})},
-			want: []want{{trustObject, "trusts redirector images current registry.example/meshinit/redirect:1.1.0, not ghcr.io/", "helm upgrade"}}},
+			want: []want{{trustObject, "trusts redirector image registry.example/meshinit/redirect:1.1.0 (spec.current), not ghcr.io/", "helm upgrade"}}},
 		{name: "policy mode: the ConfigMap's configuration is not the one the MutatingAdmissionPolicy injects", values: policyMode,
 			changes: []func(*Install){func(in *Install) {
 				other, err := webhook.ParseConfig([]byte("image: redirector:2\n"), testNamespace)
@@ -459,7 +509,7 @@ func describe(fs []Finding) string {
 }
 
 // TestBoundWording: a binding whose paramRef names one object is worded
-// with it (the redirector trust's ConfigMap); the RedirectPolicy bindings,
+// with it (the redirector trust's RedirectorTrust); the RedirectPolicy bindings,
 // which select parameters, with the RedirectPolicies they read; and the
 // redirector trust check names the images it trusts.
 func TestBoundWording(t *testing.T) {
@@ -474,12 +524,12 @@ func TestBoundWording(t *testing.T) {
 		}
 	}
 	for object, want := range map[string]string{
-		"ValidatingAdmissionPolicyBinding meshinit-redirector-trust-namespace":    "binds meshinit-redirector-trust with ConfigMap meshinit-system/meshinit-redirector-trust where its matchResources select, validationActions [Deny]",
-		"ValidatingAdmissionPolicyBinding meshinit-redirector-trust-labelled":     "binds meshinit-redirector-trust with ConfigMap meshinit-system/meshinit-redirector-trust where its matchResources select, validationActions [Deny]",
-		"ValidatingAdmissionPolicyBinding meshinit-redirector-trust-pod-security": "binds meshinit-redirector-trust with ConfigMap meshinit-system/meshinit-redirector-trust where its matchResources select, validationActions [Deny]",
+		"ValidatingAdmissionPolicyBinding meshinit-redirector-trust-namespace":    "binds meshinit-redirector-trust with RedirectorTrust meshinit-system/meshinit-redirector-trust where its matchResources select, validationActions [Deny]",
+		"ValidatingAdmissionPolicyBinding meshinit-redirector-trust-labelled":     "binds meshinit-redirector-trust with RedirectorTrust meshinit-system/meshinit-redirector-trust where its matchResources select, validationActions [Deny]",
+		"ValidatingAdmissionPolicyBinding meshinit-redirector-trust-pod-security": "binds meshinit-redirector-trust with RedirectorTrust meshinit-system/meshinit-redirector-trust where its matchResources select, validationActions [Deny]",
 		"ValidatingAdmissionPolicyBinding meshinit-redirectpolicy-namespace":      "binds meshinit-redirectpolicy with the RedirectPolicies of each namespace, validationActions [Deny]",
 		"ValidatingAdmissionPolicyBinding meshinit-redirectpolicy-cluster":        "binds meshinit-redirectpolicy with the RedirectPolicies of namespace meshinit-system everywhere, validationActions [Deny]",
-		"ConfigMap meshinit-system/meshinit-redirector-trust":                     "trusts redirector images current " + in.Config.Image,
+		"RedirectorTrust meshinit-system/meshinit-redirector-trust":               "trusts redirector image " + in.Config.Image + " (spec.current)",
 	} {
 		if got := details[object]; got != want {
 			t.Errorf("%s: %q, want %q", object, got, want)
@@ -488,14 +538,14 @@ func TestBoundWording(t *testing.T) {
 
 	// A paramRef naming an object without a namespace: looked up where
 	// the request is.
-	p := admissionregistrationv1.ValidatingAdmissionPolicy{Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{ParamKind: &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"}}}
-	if got, want := paramObject(p, &admissionregistrationv1.ParamRef{Name: "trust"}), "ConfigMap trust of the namespace of what it admits"; got != want {
+	p := admissionregistrationv1.ValidatingAdmissionPolicy{Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{ParamKind: &admissionregistrationv1.ParamKind{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: trustKind}}}
+	if got, want := paramObject(p, &admissionregistrationv1.ParamRef{Name: "trust"}), "RedirectorTrust trust of the namespace of what it admits"; got != want {
 		t.Errorf("paramObject: %q, want %q", got, want)
 	}
 
-	in.TrustParams[0].ConfigMap.Data[webhook.TrustPrevious] = "registry.example/meshinit/redirect:0.0.9"
+	in.TrustParams[0].Trust.Spec.Previous = "registry.example/meshinit/redirect:0.0.9"
 	fs := checkRedirectorTrust(in, time.Now())
-	if want := "trusts redirector images current " + in.Config.Image + ", previous registry.example/meshinit/redirect:0.0.9"; len(fs) != 1 || fs[0].Status != StatusOK || fs[0].Detail != want {
+	if want := "trusts redirector images " + in.Config.Image + " (spec.current) and registry.example/meshinit/redirect:0.0.9 (spec.previous)"; len(fs) != 1 || fs[0].Status != StatusOK || fs[0].Detail != want {
 		t.Errorf("with previous: %+v, want one ok %q", fs, want)
 	}
 }

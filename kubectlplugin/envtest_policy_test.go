@@ -82,10 +82,10 @@ func TestPolicyModeAgainstAPIServer(t *testing.T) {
 			{Status: StatusOK, Code: CodePolicyBound, Object: "ValidatingAdmissionPolicyBinding meshinit-inject-podsecurity", Detail: "binds meshinit-inject-podsecurity where its matchResources select, validationActions [Warn]"},
 			{Status: StatusOK, Code: CodeWebhookConfig, Object: "ConfigMap meshinit-system/meshinit-webhook", Detail: "the webhook's configuration parses"},
 			{Status: StatusOK, Code: CodePolicyBound, Object: "ValidatingAdmissionPolicyBinding meshinit-redirector-trust-namespace",
-				Detail: "binds meshinit-redirector-trust with ConfigMap meshinit-system/meshinit-redirector-trust where its matchResources select, validationActions [Deny]"},
+				Detail: "binds meshinit-redirector-trust with RedirectorTrust meshinit-system/meshinit-redirector-trust where its matchResources select, validationActions [Deny]"},
 			// The image the MutatingAdmissionPolicy injects (it injects
 			// the ConfigMap's configuration) is the one trusted.
-			{Status: StatusOK, Code: CodeRedirectorTrust, Object: "ConfigMap meshinit-system/meshinit-redirector-trust", Detail: "trusts redirector images current " + e.config.Image},
+			{Status: StatusOK, Code: CodeRedirectorTrust, Object: "RedirectorTrust meshinit-system/meshinit-redirector-trust", Detail: "trusts redirector image " + e.config.Image + " (spec.current)"},
 		} {
 			if !slices.Contains(got.Findings, want) {
 				t.Errorf("check -o json lacks %+v", want)

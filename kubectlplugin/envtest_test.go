@@ -42,6 +42,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/meshinit/meshinit/api/v1alpha1"
 	"github.com/meshinit/meshinit/certs"
 	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/internal/testkit"
@@ -156,13 +157,14 @@ func TestAgainstAPIServer(t *testing.T) {
 		e.mustPlugin(t, 0, []string{"State:     current", `-A MESHINIT_INBOUND -p tcp -m comment --comment "meshinit: inbound to the proxy" -j REDIRECT --to-ports 15006`}, "explain", web[0].Name, "-n", "app")
 	})
 
-	t.Run("the redirector trust ConfigMap deleted, then without the injector's image: check exits 1 with MI1016", func(t *testing.T) {
+	t.Run("the RedirectorTrust deleted, restored, another current; its CRD deleted: check exits 1 with MI1016", func(t *testing.T) {
 		const trust = "meshinit-redirector-trust"
-		cms := e.admin.CoreV1().ConfigMaps(testNamespace)
-		e.mustFinding(t, 0, CodeRedirectorTrust, StatusOK, "trusts redirector images current "+e.config.Image)
-		e.mustPlugin(t, 0, []string{"binds meshinit-redirector-trust with ConfigMap meshinit-system/meshinit-redirector-trust where its matchResources select, validationActions [Deny]"}, "check")
-		saved, err := cms.Get(ctx, trust, metav1.GetOptions{})
-		if err != nil {
+		trusted := "trusts redirector image " + e.config.Image + " (spec.current)"
+		e.mustFinding(t, 0, CodeRedirectorTrust, StatusOK, trusted)
+		e.mustPlugin(t, 0, []string{"binds meshinit-redirector-trust with RedirectorTrust meshinit-system/meshinit-redirector-trust where its matchResources select, validationActions [Deny]"}, "check")
+		key := client.ObjectKey{Namespace: testNamespace, Name: trust}
+		saved := newTrust()
+		if err := e.objects.Get(ctx, key, saved); err != nil {
 			t.Fatal(err)
 		}
 		// dryRun creates a pod in the opted-in namespace, injected or
@@ -192,31 +194,55 @@ func TestAgainstAPIServer(t *testing.T) {
 			})
 		}
 
-		// put writes data into the ConfigMap, creating it again as
+		// put writes spec into the RedirectorTrust, creating it again as
 		// installed when it is missing.
-		put := func(data map[string]string) {
+		put := func(current, previous string) {
 			t.Helper()
-			cm, err := cms.Get(ctx, trust, metav1.GetOptions{})
-			switch {
-			case apierrors.IsNotFound(err):
-				cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: trust, Namespace: testNamespace, Labels: saved.Labels}, Data: data}
-				_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
-			case err == nil:
-				cm.Data = data
-				_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+			spec := map[string]any{"current": current}
+			if previous != "" {
+				spec["previous"] = previous
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			testkit.Eventually(t, 30*time.Second, "writing RedirectorTrust "+trust, func() error {
+				u := newTrust()
+				err := e.objects.Get(ctx, key, u)
+				switch {
+				case apierrors.IsNotFound(err):
+					u.SetNamespace(testNamespace)
+					u.SetName(trust)
+					u.SetLabels(saved.GetLabels())
+					u.Object["spec"] = spec
+					return e.objects.Create(ctx, u)
+				case err != nil:
+					return err // also while the API server does not serve the kind again yet
+				}
+				u.Object["spec"] = spec
+				return e.objects.Update(ctx, u)
+			})
 		}
-		// Whatever fails, the ConfigMap as installed is back for the
-		// tests after this one, and the API server has seen it.
+		current, _, _ := unstructured.NestedString(saved.Object, "spec", "current")
+		if current != e.config.Image {
+			t.Fatalf("RedirectorTrust %s: spec.current %q, want the injector's %q", trust, current, e.config.Image)
+		}
+		// The CRD as the chart holds it, to apply it again.
+		crds := charts.Find(chartObjects(t, nil), "CustomResourceDefinition", trustCRDName)
+		if len(crds) != 1 {
+			t.Fatalf("the chart holds %d CustomResourceDefinitions %s, want 1", len(crds), trustCRDName)
+		}
+		applyCRD := func() {
+			t.Helper()
+			e.apply(t, crds)
+		}
+		// Whatever fails, the CRD and the RedirectorTrust as installed are
+		// back for the tests after this one, and the API server has seen
+		// them.
 		defer func() {
-			put(saved.Data)
+			applyCRD()
+			put(current, "")
+			admitted("an opted-out pod", false)
 			admitted("an injected pod", true)
 		}()
 
-		if err := cms.Delete(ctx, trust, metav1.DeleteOptions{}); err != nil {
+		if err := e.objects.Delete(ctx, saved); err != nil {
 			t.Fatal(err)
 		}
 		// What the finding says: a pod without meshinit's init container
@@ -224,27 +250,59 @@ func TestAgainstAPIServer(t *testing.T) {
 		refused("an opted-out pod", false, "ValidatingAdmissionPolicy '"+trust+"' with binding '"+trust+"-namespace' denied request")
 		e.mustFinding(t, 1, CodeRedirectorTrust, StatusProblem, "missing: 3 bindings meshinit-redirector-trust-labelled, meshinit-redirector-trust-namespace, meshinit-redirector-trust-pod-security of ValidatingAdmissionPolicy meshinit-redirector-trust, "+
 			"so the API server refuses every create and update of a pod or workload they select, with or without meshinit's init container, until it is back")
-		e.mustPlugin(t, 1, []string{"MI1016", "helm upgrade meshinit charts/meshinit -n meshinit-system --reset-then-reuse-values   # renders it again"}, "check")
-		put(saved.Data)
+		e.mustPlugin(t, 1, []string{"RedirectorTrust meshinit-system/meshinit-redirector-trust (MI1016)",
+			"helm upgrade meshinit charts/meshinit -n meshinit-system --reset-then-reuse-values   # renders it again"}, "check")
+		put(current, "")
 		admitted("an opted-out pod", false)
 		admitted("an injected pod", true)
-		e.mustFinding(t, 0, CodeRedirectorTrust, StatusOK, "trusts redirector images current "+e.config.Image)
+		e.mustFinding(t, 0, CodeRedirectorTrust, StatusOK, trusted)
 
 		// Another release's image as current, none previous: the pods
 		// the injector gives meshinit-redirect now are refused.
 		const other = "registry.example/meshinit/redirector:9.9.9"
-		put(map[string]string{webhook.TrustCurrent: other})
+		put(other, "")
 		refused("an injected pod", true, "init container meshinit-redirect is not meshinit's")
-		e.mustFinding(t, 1, CodeRedirectorTrust, StatusProblem, "trusts redirector images current "+other+", not "+e.config.Image+", the one the injector gives meshinit-redirect (ConfigMap meshinit-system/meshinit-webhook)")
+		e.mustFinding(t, 1, CodeRedirectorTrust, StatusProblem, "trusts redirector image "+other+" (spec.current), not "+e.config.Image+", the one the injector gives meshinit-redirect (ConfigMap meshinit-system/meshinit-webhook)")
 		// The injector's image as previous (an upgrade under way): ok.
-		put(map[string]string{webhook.TrustCurrent: other, webhook.TrustPrevious: e.config.Image})
+		put(other, e.config.Image)
 		admitted("an injected pod", true)
-		e.mustFinding(t, 0, CodeRedirectorTrust, StatusOK, "trusts redirector images current "+other+", previous "+e.config.Image)
+		e.mustFinding(t, 0, CodeRedirectorTrust, StatusOK, "trusts redirector images "+other+" (spec.current) and "+e.config.Image+" (spec.previous)")
+
+		// The CRD deleted (which deletes the RedirectorTrust with it). The
+		// API server, which resolved the policy's paramKind before, finds
+		// no RedirectorTrust: its Deny bindings refuse what they select,
+		// opted out or not.
+		crd := &unstructured.Unstructured{}
+		crd.SetAPIVersion("apiextensions.k8s.io/v1")
+		crd.SetKind("CustomResourceDefinition")
+		crd.SetName(trustCRDName)
+		if err := e.objects.Delete(ctx, crd); err != nil {
+			t.Fatal(err)
+		}
+		testkit.Eventually(t, 60*time.Second, "the CRD to be gone", func() error {
+			if err := e.objects.Get(ctx, client.ObjectKey{Name: trustCRDName}, crd); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("CustomResourceDefinition %s: %v, want not found", trustCRDName, err)
+			}
+			return nil
+		})
+		refused("an opted-out pod", false, "ValidatingAdmissionPolicy '"+trust+"' with binding '"+trust+"-namespace' denied request: failed to configure binding: no params found")
+		e.mustFinding(t, 1, CodeRedirectorTrust, StatusProblem, "not served: RedirectorTrusts cannot be created, and the paramKind of ValidatingAdmissionPolicy meshinit-redirector-trust, meshinit.io/v1alpha1 RedirectorTrust, resolves to nothing. "+
+			"An API server that resolved it before finds no RedirectorTrust: it refuses every create and update of a pod or workload its 3 bindings meshinit-redirector-trust-labelled, meshinit-redirector-trust-namespace, meshinit-redirector-trust-pod-security select")
+		e.mustPlugin(t, 1, []string{"CustomResourceDefinition redirectortrusts.meshinit.io (MI1016)",
+			"kubectl apply --server-side -f charts/meshinit/crds/ && helm upgrade meshinit charts/meshinit -n meshinit-system --reset-then-reuse-values"}, "check")
+
+		// What the fix does: the CRD applied again, the RedirectorTrust
+		// rendered again; the API server admits again.
+		applyCRD()
+		put(current, "")
+		admitted("an opted-out pod", false)
+		admitted("an injected pod", true)
+		e.mustFinding(t, 0, CodeRedirectorTrust, StatusOK, trusted)
 	})
 
-	t.Run("a user who may not get the redirector trust ConfigMap: MI1016 says so, the rest is checked; get on it alone is enough", func(t *testing.T) {
+	t.Run("a user who may not get the RedirectorTrust: MI1016 says so, the rest is checked; get on it alone is enough", func(t *testing.T) {
 		// Every read check does (list everything; get the webhook's
-		// Service and Secret), but no get of ConfigMaps.
+		// Service and Secret), but no get of RedirectorTrusts.
 		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "trust-reader"}, Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"list"}},
 			{APIGroups: []string{""}, Resources: []string{"services", "secrets"}, Verbs: []string{"get"}},
@@ -267,8 +325,8 @@ func TestAgainstAPIServer(t *testing.T) {
 			}
 			return code, rep.Findings, nil
 		}
-		const forbidden = `cannot be read: RBAC does not allow you to get configmaps in namespace meshinit-system (needs verb "get" on "configmaps")`
-		testkit.Eventually(t, 30*time.Second, "check as a user who may not get the trust ConfigMap", func() error {
+		const forbidden = `cannot be read: RBAC does not allow you to get redirectortrusts.meshinit.io in namespace meshinit-system (needs verb "get" on "redirectortrusts.meshinit.io")`
+		testkit.Eventually(t, 30*time.Second, "check as a user who may not get the RedirectorTrust", func() error {
 			code, fs, err := findings()
 			if err != nil {
 				return err
@@ -279,15 +337,15 @@ func TestAgainstAPIServer(t *testing.T) {
 					problems = append(problems, string(f.Code)+" "+f.Object+": "+f.Detail+" / "+f.Fix)
 				}
 			}
-			if code != 1 || len(problems) != 1 || !strings.Contains(problems[0], "MI1016 ConfigMap meshinit-system/meshinit-redirector-trust: "+forbidden) ||
-				!strings.Contains(problems[0], "as a user who may get configmap meshinit-redirector-trust in meshinit-system") {
+			if code != 1 || len(problems) != 1 || !strings.Contains(problems[0], "MI1016 RedirectorTrust meshinit-system/meshinit-redirector-trust: "+forbidden) ||
+				!strings.Contains(problems[0], "as a user who may get redirectortrusts.meshinit.io meshinit-redirector-trust in meshinit-system") {
 				return fmt.Errorf("exit %d, problems %q; want 1 and the one MI1016 %q", code, problems, forbidden)
 			}
 			return nil
 		})
-		// get on that one ConfigMap, by name, in the release namespace.
+		// get on that one RedirectorTrust, by name, in the release namespace.
 		if _, err := e.admin.RbacV1().Roles(testNamespace).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "trust-reader"}, Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"meshinit-redirector-trust"}, Verbs: []string{"get"}},
+			{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{trustResource.Resource}, ResourceNames: []string{"meshinit-redirector-trust"}, Verbs: []string{"get"}},
 		}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -295,13 +353,13 @@ func TestAgainstAPIServer(t *testing.T) {
 			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "trust-reader"}, Subjects: subjects}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		testkit.Eventually(t, 30*time.Second, "check as a user who may get the trust ConfigMap alone", func() error {
+		testkit.Eventually(t, 30*time.Second, "check as a user who may get the RedirectorTrust alone", func() error {
 			code, fs, err := findings()
 			if err != nil {
 				return err
 			}
 			for _, f := range fs {
-				if f.Code == CodeRedirectorTrust && f.Status == StatusOK && f.Detail == "trusts redirector images current "+e.config.Image && code == 0 {
+				if f.Code == CodeRedirectorTrust && f.Status == StatusOK && f.Detail == "trusts redirector image "+e.config.Image+" (spec.current)" && code == 0 {
 					return nil
 				}
 			}
@@ -495,6 +553,50 @@ func TestAgainstAPIServer(t *testing.T) {
 	})
 }
 
+// TestRedirectorTrustCRDMissing: an API server that gets the redirector
+// trust policy while it does not serve RedirectorTrusts (as one that
+// starts without the CRD) cannot resolve the policy's paramKind, and with
+// failurePolicy Fail refuses every pod the policy matches, also in a
+// namespace none of its bindings selects. check says so (MI1016), and
+// what its fix does (the CRD, then the RedirectorTrust) admits them again.
+func TestRedirectorTrustCRDMissing(t *testing.T) {
+	e := newAPIServerEnv(t)
+	ctx := context.Background()
+	e.createNamespace(t, testNamespace, nil)
+	var others, trust []*unstructured.Unstructured
+	for _, o := range chartObjects(t, map[string]any{"webhook": map[string]any{"failurePolicy": "Ignore", "timeoutSeconds": 1}}) {
+		if o.GetKind() == trustKind || o.GetName() == trustCRDName {
+			trust = append(trust, o)
+		} else {
+			others = append(others, o)
+		}
+	}
+	if len(trust) != 2 {
+		t.Fatalf("the chart renders %d objects of the redirector trust's CRD and kind, want 2 (the CRD, the RedirectorTrust)", len(trust))
+	}
+	e.apply(t, others)
+	e.createNamespace(t, "elsewhere", nil)
+	dryRun := func() error {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "trust-probe", Namespace: "elsewhere"}, Spec: podSpec()}
+		_, err := e.admin.CoreV1().Pods("elsewhere").Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	}
+	const message = "ValidatingAdmissionPolicy 'meshinit-redirector-trust' denied request: failed to configure policy: failed to find resource referenced by paramKind"
+	testkit.Eventually(t, 30*time.Second, "a pod in a namespace no binding selects to be refused", func() error {
+		if err := dryRun(); err == nil || !strings.Contains(err.Error(), message) {
+			return fmt.Errorf("created: %v, want refused with %q", err, message)
+		}
+		return nil
+	})
+	e.mustFinding(t, 1, CodeRedirectorTrust, StatusProblem, "one that starts without the CRD cannot resolve the paramKind and refuses every create and update of a pod or workload the policy matches, in every namespace (failurePolicy Fail)")
+	e.mustPlugin(t, 1, []string{"CustomResourceDefinition redirectortrusts.meshinit.io (MI1016)",
+		"kubectl apply --server-side -f charts/meshinit/crds/ && helm upgrade meshinit charts/meshinit -n meshinit-system --reset-then-reuse-values"}, "check")
+
+	e.apply(t, trust)
+	testkit.Eventually(t, 30*time.Second, "the pod to be admitted", dryRun)
+	e.mustFinding(t, 1, CodeRedirectorTrust, StatusOK, "trusts redirector image ") // the webhook does not run here: check still exits 1
+}
+
 // install applies the chart's objects as helm install does, with the
 // webhook's failurePolicy Ignore and a 1s timeout (the API server here
 // cannot reach Services, so pods are created as the webhook injects them:
@@ -551,15 +653,29 @@ func (e *apiServerEnv) install(t *testing.T) {
 // which e.config then holds parsed.
 func (e *apiServerEnv) applyChart(t *testing.T, values map[string]any) string {
 	t.Helper()
-	objs := charts.MustObjects(t, charts.Options{Namespace: testNamespace, Values: values, IncludeCRDs: true, KubeVersion: "v1.37.2", APIVersions: []string{mapAPI}}, false)
+	objs := chartObjects(t, values)
+	e.apply(t, objs)
+	var config string
+	e.config, config = chartConfig(t, objs)
+	return config
+}
+
+// chartObjects are the chart's objects rendered with values, its CRDs
+// first, as helm install renders them for this API server.
+func chartObjects(t *testing.T, values map[string]any) []*unstructured.Unstructured {
+	t.Helper()
+	return charts.MustObjects(t, charts.Options{Namespace: testNamespace, Values: values, IncludeCRDs: true, KubeVersion: "v1.37.2", APIVersions: []string{mapAPI}}, false)
+}
+
+// apply applies objs in order, as helm does, each retried until the API
+// server takes it (a custom resource once its CRD is served).
+func (e *apiServerEnv) apply(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
 	for _, o := range objs {
 		testkit.Eventually(t, 30*time.Second, fmt.Sprintf("applying %s %s", o.GetKind(), o.GetName()), func() error {
 			return e.objects.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(o.DeepCopy()), client.FieldOwner("helm"), client.ForceOwnership)
 		})
 	}
-	var config string
-	e.config, config = chartConfig(t, objs)
-	return config
 }
 
 // typeCheck does what kube-controller-manager's
@@ -794,6 +910,14 @@ func podNamed(rep PodsReport, name string) *PodReport {
 		}
 	}
 	return nil
+}
+
+// newTrust is an empty RedirectorTrust for e.objects, whose scheme does
+// not know meshinit's kinds.
+func newTrust() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind(trustKind))
+	return u
 }
 
 // mustFinding runs check, which must exit with code, and fails unless it

@@ -28,6 +28,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/meshinit/meshinit/api/v1alpha1"
 	"github.com/meshinit/meshinit/certs"
@@ -41,6 +42,10 @@ type Install struct {
 	// RedirectPolicyServed: the API server serves the RedirectPolicy CRD's
 	// resource (meshinit.io/v1alpha1 redirectpolicies).
 	RedirectPolicyServed bool
+	// RedirectorTrustServed: it serves the RedirectorTrust CRD's resource
+	// (meshinit.io/v1alpha1 redirectortrusts), the redirector trust
+	// policy's paramKind.
+	RedirectorTrustServed bool
 	// RedirectPolicies counts the RedirectPolicies in all namespaces (-1
 	// when they could not be listed).
 	RedirectPolicies int
@@ -71,15 +76,16 @@ type Install struct {
 	Endpoints  []discoveryv1.EndpointSlice
 	Served     []Served
 
-	// TrustParams are the ConfigMaps the release's ValidatingAdmissionPolicies
-	// take their parameters from by name (the redirector trust,
-	// trust-redirector.yaml), as read.
+	// TrustParams are the RedirectorTrusts the release's redirector trust
+	// policy (trust-redirector.yaml) takes its parameters from by name, as
+	// read (not read when RedirectorTrustServed is false).
 	TrustParams []TrustParams
 }
 
-// TrustParams is a ConfigMap that bindings of a ValidatingAdmissionPolicy
-// whose paramKind is v1 ConfigMap name in their paramRef: the API server
-// looks it up for every request they match, before their match conditions.
+// TrustParams is a RedirectorTrust that bindings of a
+// ValidatingAdmissionPolicy whose paramKind is meshinit.io/v1alpha1
+// RedirectorTrust name in their paramRef: the API server looks it up for
+// every request they match, before their match conditions.
 type TrustParams struct {
 	Policy string
 	// Bindings name it, with Deny their parameterNotFoundAction Deny (the
@@ -88,20 +94,26 @@ type TrustParams struct {
 	// Namespace is "" when the paramRef names none: then the API server
 	// looks in the namespace of what it admits, and it is not read here.
 	Namespace, Name string
-	// ConfigMap is nil when it does not exist or could not be read (Err).
-	ConfigMap *corev1.ConfigMap
-	Err       error
+	// Trust is nil when it does not exist or could not be read (Err).
+	Trust *v1alpha1.RedirectorTrust
+	Err   error
 }
 
-// trustsRedirectors reports whether p takes a ConfigMap as its parameters:
-// the chart's redirector trust policy.
+// trustKind is the redirector trust policy's paramKind.
+const trustKind = "RedirectorTrust"
+
+// trustResource is the RedirectorTrust CRD's resource, as RBAC names it.
+var trustResource = v1alpha1.SchemeGroupVersion.WithResource("redirectortrusts")
+
+// trustsRedirectors reports whether p takes a RedirectorTrust as its
+// parameters: the chart's redirector trust policy.
 func trustsRedirectors(p admissionregistrationv1.ValidatingAdmissionPolicy) bool {
 	k := p.Spec.ParamKind
-	return k != nil && k.Kind == "ConfigMap" && k.APIVersion == "v1"
+	return k != nil && k.Kind == trustKind && k.APIVersion == v1alpha1.SchemeGroupVersion.String()
 }
 
-// trustParams are the ConfigMaps the bindings of in's policies that take a
-// ConfigMap name, one per policy and ConfigMap, not read yet.
+// trustParams are the RedirectorTrusts the bindings of in's policies that
+// take one name, one per policy and RedirectorTrust, not read yet.
 func (in Install) trustParams() []TrustParams {
 	var out []TrustParams
 	for _, p := range in.Policies {
@@ -136,24 +148,39 @@ func (in Install) trustParams() []TrustParams {
 	return out
 }
 
-// gatherTrust reads each ConfigMap of in.trustParams() by name, as the API
-// server does. A refused read is kept in the TrustParams for the check to
-// report: it needs get on that ConfigMap, which nothing else of check does.
+// gatherTrust reads each RedirectorTrust of in.trustParams() by name, as
+// the API server does, unless the API server does not serve the kind (the
+// check says so). A refused read is kept in the TrustParams for the check
+// to report: it needs get on that RedirectorTrust, which nothing else of
+// check does.
 func gatherTrust(ctx context.Context, c *clients, in *Install) {
 	in.TrustParams = in.trustParams()
+	if !in.RedirectorTrustServed {
+		return
+	}
 	for i, t := range in.TrustParams {
 		if t.Namespace == "" {
 			continue
 		}
-		cm, err := c.kube.CoreV1().ConfigMaps(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			in.TrustParams[i].Err = readError("get", "configmaps", t.Namespace, err)
-		default:
-			in.TrustParams[i].ConfigMap = cm
-		}
+		in.TrustParams[i].Trust, in.TrustParams[i].Err = getTrust(ctx, c, t.Namespace, t.Name)
 	}
+}
+
+// getTrust reads the RedirectorTrust namespace/name: nil, nil when it does
+// not exist.
+func getTrust(ctx context.Context, c *clients, namespace, name string) (*v1alpha1.RedirectorTrust, error) {
+	u, err := c.dynamic.Resource(trustResource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, readError("get", trustCRDName, namespace, err)
+	}
+	var trust v1alpha1.RedirectorTrust
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &trust); err != nil {
+		return nil, fmt.Errorf("RedirectorTrust %s/%s: %w", namespace, name, err)
+	}
+	return &trust, nil
 }
 
 // CertMode is where the webhook's serving certificate comes from, as its
@@ -201,6 +228,7 @@ func gatherInstall(ctx context.Context, c *clients, r release) (Install, error) 
 	default:
 		for _, res := range resources.APIResources {
 			in.RedirectPolicyServed = in.RedirectPolicyServed || res.Name == "redirectpolicies"
+			in.RedirectorTrustServed = in.RedirectorTrustServed || res.Name == trustResource.Resource
 		}
 	}
 	in.RedirectPolicies = -1

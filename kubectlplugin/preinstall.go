@@ -219,9 +219,9 @@ func gatherPreInstall(ctx context.Context, c *clients, injector, namespace strin
 	seen := map[string]bool{}
 	for _, obj := range objs {
 		gvk := obj.GroupVersionKind()
-		// The chart renders more than one ConfigMap (the injection
-		// configuration, the trusted redirector images): the one that
-		// holds the configuration file, whichever comes first.
+		// The chart may render more than one ConfigMap (the injection
+		// configuration, the metrics dashboard): the one that holds the
+		// configuration file, whichever comes first.
 		if gvk.Kind == "ConfigMap" && p.Config == nil {
 			if data, found, _ := unstructured.NestedString(obj.Object, "data", configKey); found {
 				if cfg, err := webhook.ParseConfig([]byte(data), namespace); err == nil {
