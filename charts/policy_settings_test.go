@@ -22,7 +22,6 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/meshinit/meshinit/api/v1alpha1"
 	"github.com/meshinit/meshinit/charts"
@@ -85,10 +84,10 @@ func readChartSettings(t *testing.T, values map[string]any) chartSettings {
 	c := compile(t, chartPolicy(t, values))
 	r := request{object: pod("p"), namespace: namespace("team"), params: redirectPolicy(releaseNamespace, "default", v1alpha1.RedirectPolicySpec{})}
 	var s chartSettings
-	// The image: what the trust policy's ConfigMap names as current.
-	var trust corev1.ConfigMap
-	charts.DecodeOne(t, chartPolicyObjects(t, values), "ConfigMap", trustName, &trust)
-	s.image = trust.Data["current"]
+	// The image: what the trust policy's RedirectorTrust names as current.
+	var trust v1alpha1.RedirectorTrust
+	charts.DecodeOne(t, chartPolicyObjects(t, values), "RedirectorTrust", trustName, &trust)
+	s.image = trust.Spec.Current
 	c.eval(t, r, []string{"variables.chartArgs", "variables.podArgs", "variables.proxyUID", "variables.proxyGID", "variables.redirectFirst"},
 		&s.args, &s.podArgs, &s.uid, &s.gid, &s.first)
 	s.listDefaults = map[string]string{}
