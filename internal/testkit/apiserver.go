@@ -93,6 +93,7 @@ type APIServer struct {
 	dir         string    // the files the kit writes, removed by stop
 	kubectl     string    // its path
 	controllers *exec.Cmd // kube-controller-manager, serviceaccount controller only
+	reaper      *reaper   // stops them if the test process ends first
 }
 
 // StartAPIServer starts an API server for t alone, stopped when t ends; it
@@ -163,7 +164,30 @@ func start(opts Options) (_ *APIServer, err error) {
 	if err := s.startServiceAccounts(); err != nil {
 		return nil, errors.Join(err, s.stop())
 	}
+	if err := s.startReaper(); err != nil {
+		return nil, errors.Join(err, s.stop())
+	}
 	return s, nil
+}
+
+// startReaper starts the reaper (reaper.go) of etcd, kube-apiserver and
+// kube-controller-manager, and of their files.
+func (s *APIServer) startReaper() error {
+	cp := s.env.ControlPlane
+	pids := []int{s.controllers.Process.Pid}
+	for _, arg := range []string{"--data-dir=" + cp.Etcd.DataDir, "--cert-dir=" + cp.APIServer.CertDir} {
+		found, err := childrenWith(arg)
+		if err != nil {
+			return fmt.Errorf("finding the process started with %s: %w", arg, err)
+		}
+		if len(found) != 1 {
+			return fmt.Errorf("finding the process started with %s: found %v, want one", arg, found)
+		}
+		pids = append(pids, found[0])
+	}
+	r, err := startReaper(pids, []string{cp.Etcd.DataDir, cp.APIServer.CertDir, s.dir})
+	s.reaper = r
+	return err
 }
 
 // startServiceAccounts runs kube-controller-manager with only its
@@ -224,6 +248,7 @@ func (s *APIServer) writeKubeconfig(admin *envtest.AuthenticatedUser) error {
 }
 
 func (s *APIServer) stop() error {
+	s.reaper.stop()
 	if s.controllers != nil && s.controllers.Process != nil {
 		_ = s.controllers.Process.Kill()
 		_ = s.controllers.Wait() // killed: its exit status says nothing
