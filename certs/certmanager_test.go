@@ -28,9 +28,15 @@ import (
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
 func TestCheckIssued(t *testing.T) {
@@ -87,9 +93,12 @@ func TestCertManagerStartupCheck(t *testing.T) {
 	}
 	checkErr(t, "Setup without cert-manager", p.Setup(ctx), prefix+"the API cert-manager.io/v1 is not served: install cert-manager, or use --cert-mode=self-managed")
 
-	if _, err := envtest.InstallCRDs(apiServer.Get(t).Config, envtest.CRDInstallOptions{Paths: []string{certManagerCRD(t)}}); err != nil {
+	crds := envtest.CRDInstallOptions{Paths: []string{certManagerCRD(t)}}
+	if _, err := envtest.InstallCRDs(apiServer.Get(t).Config, crds); err != nil {
 		t.Fatal(err)
 	}
+	// Gone again before a next run (-count) begins without them.
+	t.Cleanup(func() { uninstallCRDs(t, crds, "certificates.cert-manager.io") })
 	o := opts()
 	p, err = New(in.asWebhook, o)
 	if err != nil {
@@ -161,4 +170,28 @@ func certManagerCRD(t *testing.T) string {
 		t.Fatalf("locating cert-manager's module: %v", err)
 	}
 	return filepath.Join(strings.TrimSpace(string(out)), "deploy", "crds", "cert-manager.io_certificates.yaml")
+}
+
+// uninstallCRDs deletes the CRDs of opts from the shared API server and
+// waits until the API server no longer has the one named name.
+func uninstallCRDs(t *testing.T, opts envtest.CRDInstallOptions, name string) {
+	t.Helper()
+	cfg := apiServer.Get(t).Config
+	if err := envtest.UninstallCRDs(cfg, opts); err != nil {
+		t.Errorf("deleting CRDs %v: %v", opts.Paths, err)
+		return
+	}
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+	testkit.Eventually(t, 30*time.Second, "CRD "+name+" deleted", func() error {
+		if err := c.Get(context.Background(), client.ObjectKey{Name: name}, crd); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there: %v", err)
+		}
+		return nil
+	})
 }
