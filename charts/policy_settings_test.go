@@ -22,7 +22,6 @@ import (
 	"strings"
 	"testing"
 
-
 	"github.com/meshinit/meshinit/api/v1alpha1"
 	"github.com/meshinit/meshinit/charts"
 	"github.com/meshinit/meshinit/redirect"
