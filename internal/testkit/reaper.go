@@ -36,7 +36,11 @@ import (
 // own process group (a terminal's ^C does not reach it) that polls the test
 // process once a second; stopping the API server normally stops it first,
 // so it never kills a process ID the system may have given to another.
-type reaper struct{ cmd *exec.Cmd }
+type reaper struct {
+	cmd  *exec.Cmd
+	pids []int    // what it kills
+	dirs []string // and removes
+}
 
 // reapScript: $1 is the test process, $2 the process IDs to kill, the rest
 // the directories to remove.
@@ -57,7 +61,7 @@ func startReaper(pids []int, dirs []string) (*reaper, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the reaper of %v: %w", pids, err)
 	}
-	return &reaper{cmd}, nil
+	return &reaper{cmd: cmd, pids: pids, dirs: dirs}, nil
 }
 
 // stop stops the reaper, before what it watches is stopped normally.

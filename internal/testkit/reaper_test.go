@@ -107,19 +107,15 @@ func TestReaperCrashingProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp := s.env.ControlPlane
-	pids := []int{s.controllers.Process.Pid}
-	for _, arg := range []string{"--data-dir=" + cp.Etcd.DataDir, "--cert-dir=" + cp.APIServer.CertDir} {
-		found, err := childrenWith(arg)
-		if err != nil || len(found) != 1 {
-			t.Fatalf("%s: %v, %v", arg, found, err)
-		}
-		pids = append(pids, found[0])
+	// What the reaper holds: the test checks it is gone, so a reaper that
+	// missed a process or a directory fails it.
+	if len(s.reaper.pids) != 3 || len(s.reaper.dirs) != 3 {
+		t.Fatalf("the reaper holds processes %v and directories %v, want etcd, kube-apiserver, kube-controller-manager and their three directories", s.reaper.pids, s.reaper.dirs)
 	}
-	for _, p := range pids {
+	for _, p := range s.reaper.pids {
 		fmt.Printf("pid %d\n", p)
 	}
-	for _, d := range []string{cp.Etcd.DataDir, cp.APIServer.CertDir, s.dir} {
+	for _, d := range s.reaper.dirs {
 		fmt.Printf("dir %s\n", d)
 	}
 	os.Exit(3)
