@@ -66,7 +66,7 @@ type install struct {
 
 func newInstall(t *testing.T, name string, values map[string]any) *install {
 	t.Helper()
-	name = runName(name)
+	name = testkit.RunName(name) // go test -count=N: the chart's cluster-scoped objects are named after it
 	server := apiServer.Get(t)
 	admin, err := client.New(server.Config, client.Options{Scheme: scheme})
 	if err != nil {
@@ -205,25 +205,4 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(data)
-}
-
-// installs counts newInstall's installs of each name in this process.
-var installs = struct {
-	sync.Mutex
-	of map[string]int
-}{of: map[string]int{}}
-
-// runName is name the first time a test installs it in this process and
-// name-N the Nth time, so that go test -count=N runs each test anew on the
-// shared API server: the namespace of an earlier run cannot be deleted there
-// (no namespace controller), and the chart's cluster-scoped objects are
-// named after it.
-func runName(name string) string {
-	installs.Lock()
-	defer installs.Unlock()
-	installs.of[name]++
-	if n := installs.of[name]; n > 1 {
-		return fmt.Sprintf("%s-%d", name, n)
-	}
-	return name
 }

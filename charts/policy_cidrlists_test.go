@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/meshinit/meshinit/api/v1alpha1"
+	"github.com/meshinit/meshinit/internal/testkit"
 	"github.com/meshinit/meshinit/redirect"
 )
 
@@ -306,20 +307,21 @@ func TestCELParsesCIDRsLikeGo(t *testing.T) {
 func TestAPIServerParsesCIDRsLikeGo(t *testing.T) {
 	c := apiServer(t)
 	c.withoutDefaultPolicy(t)
-	c.createNamespace(t, namespace("cidrs", namespaceLabel, "enabled"))
+	ns := testkit.RunName("cidrs")
+	c.createNamespace(t, namespace(ns, namespaceLabel, "enabled"))
 	allowed := allowedSets[1]
-	c.applyPolicy(t, "cidrs", "probes", v1alpha1.RedirectPolicySpec{
+	c.applyPolicy(t, ns, "probes", v1alpha1.RedirectPolicySpec{
 		RequiredOutboundPorts: ports(443), AllowedOutboundCIDRExclusions: cidrs(allowed), Interception: v1alpha1.InterceptionOptional,
 	})
-	c.awaitVerdict(t, "cidrs", pod("probe", injected, annotations(redirect.AnnotationExcludeOutboundCIDRs, "1.2.3.4/32")), verdict{namespaceBinding,
-		`traffic.meshinit.io/exclude-outbound-cidrs "1.2.3.4/32" takes 1.2.3.4/32 around the proxy, but RedirectPolicy cidrs/probes requires outbound port 443 to reach it and allows excluding only ` +
+	c.awaitVerdict(t, ns, pod("probe", injected, annotations(redirect.AnnotationExcludeOutboundCIDRs, "1.2.3.4/32")), verdict{namespaceBinding,
+		`traffic.meshinit.io/exclude-outbound-cidrs "1.2.3.4/32" takes 1.2.3.4/32 around the proxy, but RedirectPolicy ` + ns + `/probes requires outbound port 443 to reach it and allows excluding only ` +
 			strings.Join(allowed, ", ") + " (allowedOutboundCIDRExclusions)", metav1.StatusReasonForbidden})
 
 	for _, a := range cidrListAnnotations {
 		for _, tc := range cidrListCases {
 			t.Run(a.prefix+"/"+tc.name, func(t *testing.T) {
 				l, goErr := redirect.ParseCIDRList(tc.value)
-				got, err := verdictOf(c.createDryRun("cidrs", pod("p", injected, annotations(a.annotation, tc.value))))
+				got, err := verdictOf(c.createDryRun(ns, pod("p", injected, annotations(a.annotation, tc.value))))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -333,7 +335,7 @@ func TestAPIServerParsesCIDRsLikeGo(t *testing.T) {
 				case goErr != nil:
 					var why string
 					prefix, why = unreadable(a.annotation, tc.value, " is not an IP address or a CIDR (IPv4-mapped IPv6 addresses are refused: write them as IPv4)")
-					suffix, reason = why+", so RedirectPolicy cidrs/probes cannot check that outbound port 443 is intercepted", metav1.StatusReasonInvalid
+					suffix, reason = why+", so RedirectPolicy "+ns+"/probes cannot check that outbound port 443 is intercepted", metav1.StatusReasonInvalid
 				case len(violations) == 0:
 					if got != (verdict{}) {
 						t.Errorf("%s (Go: %q): got %+v, want it admitted", short(tc.value), l, got)
@@ -345,7 +347,7 @@ func TestAPIServerParsesCIDRsLikeGo(t *testing.T) {
 					prefix, suffix = a.annotation+" ", " takes "+strings.Join(violations, ", ")+" around the proxy"
 				}
 				if reason == metav1.StatusReasonForbidden {
-					suffix += ", but RedirectPolicy cidrs/probes requires outbound port 443 to reach it and allows excluding only " +
+					suffix += ", but RedirectPolicy " + ns + "/probes requires outbound port 443 to reach it and allows excluding only " +
 						strings.Join(allowed, ", ") + " (allowedOutboundCIDRExclusions)"
 				}
 				if got.binding != namespaceBinding || got.reason != reason || !strings.HasPrefix(got.message, prefix) || !strings.HasSuffix(got.message, suffix) {

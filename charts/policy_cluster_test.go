@@ -244,16 +244,18 @@ func (c *cluster) install(t testing.TB, values map[string]any) {
 	}
 }
 
-// apply server-side applies an object, retrying while its kind is not yet
-// served (a CRD just created).
 // createNamespace creates ns and waits for its default ServiceAccount, which
 // the ServiceAccount admission plugin needs before a pod can be created there
-// (testkit.Namespace).
+// (testkit.Namespace). The shared cluster keeps a namespace for the rest of
+// the process, even deleted (no namespace controller finalizes it): a test
+// names its own with testkit.RunName, so go test -count=N runs it anew.
 func (c *cluster) createNamespace(t testing.TB, ns *corev1.Namespace) {
 	t.Helper()
 	testkit.Namespace(t, c.Config, ns.DeepCopy())
 }
 
+// apply server-side applies an object, retrying while its kind is not yet
+// served (a CRD just created).
 func (c *cluster) apply(t testing.TB, o *unstructured.Unstructured) {
 	t.Helper()
 	testkit.Eventually(t, 30*time.Second, fmt.Sprintf("applying %s %s", o.GetKind(), o.GetName()), func() error {

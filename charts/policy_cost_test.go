@@ -28,6 +28,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/meshinit/meshinit/api/v1alpha1"
+	"github.com/meshinit/meshinit/internal/testkit"
 	"github.com/meshinit/meshinit/redirect"
 )
 
@@ -215,17 +216,18 @@ func portList(ps []v1alpha1.Port) string {
 // violating and the padded ones with the policy's message, not a cost error.
 func TestCostOnAPIServer(t *testing.T) {
 	c := apiServer(t)
-	c.createNamespace(t, namespace("cost"))
-	c.applyPolicy(t, "cost", "max", costPolicy())
-	c.awaitVerdict(t, "cost", bigPod(maxListEntries, true), verdict{namespaceBinding,
-		"port 20063 is required by RedirectPolicy cost/max and cannot be listed in traffic.meshinit.io/exclude-inbound-ports", metav1.StatusReasonForbidden})
-	if err := c.checkVerdict("cost", bigPod(maxListEntries, false), verdict{}); err != nil {
+	ns := testkit.RunName("cost")
+	c.createNamespace(t, namespace(ns))
+	c.applyPolicy(t, ns, "max", costPolicy())
+	c.awaitVerdict(t, ns, bigPod(maxListEntries, true), verdict{namespaceBinding,
+		"port 20063 is required by RedirectPolicy " + ns + "/max and cannot be listed in traffic.meshinit.io/exclude-inbound-ports", metav1.StatusReasonForbidden})
+	if err := c.checkVerdict(ns, bigPod(maxListEntries, false), verdict{}); err != nil {
 		t.Fatal(err)
 	}
 	// Both RedirectPolicies refuse it; the API server names either.
 	padded := paddedPod(200 << 10)
 	v := padded.Annotations[redirect.AnnotationExcludeInboundPorts]
-	got, err := verdictOf(c.createDryRun("cost", padded))
+	got, err := verdictOf(c.createDryRun(ns, padded))
 	want := redirect.AnnotationExcludeInboundPorts + " " + strconv.Quote(v[:64]+"...") + " is longer than 4096 bytes or 256 entries, so RedirectPolicy "
 	if err != nil || got.reason != metav1.StatusReasonInvalid || !strings.HasPrefix(got.message, want) {
 		t.Fatalf("the padded pod: verdict %+v, error %v; want a message starting %s", got, err, want)

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/meshinit/meshinit/api/v1alpha1"
+	"github.com/meshinit/meshinit/internal/testkit"
 	"github.com/meshinit/meshinit/redirect"
 )
 
@@ -89,28 +90,29 @@ func TestMissingParameters(t *testing.T) {
 func TestAPIServerParsesLikeGo(t *testing.T) {
 	c := apiServer(t)
 	c.withoutDefaultPolicy(t)
-	c.createNamespace(t, namespace("table", namespaceLabel, "enabled"))
-	c.applyPolicy(t, "table", "probes", v1alpha1.RedirectPolicySpec{
+	ns := testkit.RunName("table")
+	c.createNamespace(t, namespace(ns, namespaceLabel, "enabled"))
+	c.applyPolicy(t, ns, "probes", v1alpha1.RedirectPolicySpec{
 		RequiredInboundPorts: ports(probePorts...), RequiredOutboundPorts: ports(probePorts...), Interception: v1alpha1.InterceptionOptional,
 	})
 	// Injected: with ports required, an intercepted pod must carry
 	// meshinit's container, even under interception Optional.
-	c.awaitVerdict(t, "table", pod("probe", injected, annotations(excludeOutbound, "1")), verdict{namespaceBinding,
-		"port 1 is required by RedirectPolicy table/probes and cannot be listed in traffic.meshinit.io/exclude-outbound-ports", ""})
+	c.awaitVerdict(t, ns, pod("probe", injected, annotations(excludeOutbound, "1")), verdict{namespaceBinding,
+		"port 1 is required by RedirectPolicy " + ns + "/probes and cannot be listed in traffic.meshinit.io/exclude-outbound-ports", ""})
 
 	direction := map[string]string{includeInbound: "inbound", excludeInbound: "inbound", includeOutbound: "outbound", excludeOutbound: "outbound"}
 	for _, a := range portListAnnotations {
 		for _, tc := range portListCases {
 			t.Run(a.prefix+"/"+tc.name, func(t *testing.T) {
 				l, goErr := redirect.ParsePortList(tc.value)
-				got, err := verdictOf(c.createDryRun("table", pod("p", injected, annotations(a.annotation, tc.value))))
+				got, err := verdictOf(c.createDryRun(ns, pod("p", injected, annotations(a.annotation, tc.value))))
 				if err != nil {
 					t.Fatal(err)
 				}
 				if goErr != nil {
 					prefix, why := unreadable(a.annotation, tc.value, " is not a port 1-65535 or a range first-last of them")
-					suffix := fmt.Sprintf("%s, so RedirectPolicy table/probes cannot check that %s %s intercepted",
-						why, direction[a.annotation], portsAre(probePorts))
+					suffix := fmt.Sprintf("%s, so RedirectPolicy %s/probes cannot check that %s %s intercepted",
+						why, ns, direction[a.annotation], portsAre(probePorts))
 					if got.binding != namespaceBinding || got.reason != metav1.StatusReasonInvalid ||
 						!strings.HasPrefix(got.message, prefix) || !strings.HasSuffix(got.message, suffix) {
 						t.Errorf("%s (Go: %v): got %+v", short(tc.value), goErr, got)
@@ -127,9 +129,9 @@ func TestAPIServerParsesLikeGo(t *testing.T) {
 				switch {
 				case len(missed) == 0:
 				case a.annotation == includeInbound || a.annotation == includeOutbound:
-					want = verdict{namespaceBinding, fmt.Sprintf(`%s required by RedirectPolicy table/probes and must be listed in %s (or set it to "*")`, portsAre(missed), a.annotation), metav1.StatusReasonForbidden}
+					want = verdict{namespaceBinding, fmt.Sprintf(`%s required by RedirectPolicy %s/probes and must be listed in %s (or set it to "*")`, portsAre(missed), ns, a.annotation), metav1.StatusReasonForbidden}
 				default:
-					want = verdict{namespaceBinding, fmt.Sprintf("%s required by RedirectPolicy table/probes and cannot be listed in %s", portsAre(missed), a.annotation), metav1.StatusReasonForbidden}
+					want = verdict{namespaceBinding, fmt.Sprintf("%s required by RedirectPolicy %s/probes and cannot be listed in %s", portsAre(missed), ns, a.annotation), metav1.StatusReasonForbidden}
 				}
 				if got != want {
 					t.Errorf("%s (Go: %q):\n got  %+v\n want %+v", short(tc.value), l, got, want)
@@ -158,7 +160,7 @@ func portsAre(ps []int) string {
 func TestWorkloadUpdates(t *testing.T) {
 	c := apiServer(t)
 	ctx := context.Background()
-	ns := namespace("team-later")
+	ns := namespace(testkit.RunName("team-later"))
 	c.createNamespace(t, ns)
 	for _, w := range workloads {
 		t.Run("before opting in/"+w.kind, func(t *testing.T) {
@@ -217,9 +219,10 @@ func TestDNSRequired(t *testing.T) {
 }
 
 func testDNSRequired(t *testing.T, c *cluster) {
-	c.createNamespace(t, namespace("team-dns", namespaceLabel, "enabled"))
+	dnsNS := testkit.RunName("team-dns")
+	c.createNamespace(t, namespace(dnsNS, namespaceLabel, "enabled"))
 	spec := v1alpha1.RedirectPolicySpec{RequiredOutboundPorts: ports(53), Interception: v1alpha1.InterceptionAllowOptOut}
-	c.applyPolicy(t, "team-dns", "dns", spec)
+	c.applyPolicy(t, dnsNS, "dns", spec)
 	// In policy mode a forged init container is replaced by meshinit's, so
 	// its arguments are the webhook's concern only.
 	forged := c.injector == ""
@@ -228,22 +231,22 @@ func testDNSRequired(t *testing.T, c *cluster) {
 	}
 
 	t.Run("DNS proxy port", func(t *testing.T) {
-		port := refused("team-dns", "team-dns/dns", "the DNS proxy port 5353 (traffic.meshinit.io/dns-proxy-port; the chart's: 15053)",
+		port := refused(dnsNS, dnsNS+"/dns", "the DNS proxy port 5353 (traffic.meshinit.io/dns-proxy-port; the chart's: 15053)",
 			"its traffic to reach the proxy and does not allow setting the proxy ports per pod (allowProxyPortOverride)")
 		byAnnotation := pod("p", injected, annotations(captureDNSAnnotation, "all", dnsProxyPortAnnotation, "5353"))
 		byArgument := pod("p", injected, withArg("capture-dns", "all"), withArg("dns-proxy-port", "5353"))
-		c.awaitVerdict(t, "team-dns", byAnnotation, port)
+		c.awaitVerdict(t, dnsNS, byAnnotation, port)
 		if forged {
-			if err := c.checkVerdict("team-dns", byArgument, port); err != nil {
+			if err := c.checkVerdict(dnsNS, byArgument, port); err != nil {
 				t.Error(err)
 			}
 		}
 		allowed := spec
 		allowed.AllowProxyPortOverride = true
-		c.applyPolicy(t, "team-dns", "dns", allowed)
-		t.Cleanup(func() { c.applyPolicy(t, "team-dns", "dns", spec) })
-		c.awaitVerdict(t, "team-dns", byAnnotation, verdict{})
-		if err := c.checkVerdict("team-dns", byArgument, verdict{}); err != nil {
+		c.applyPolicy(t, dnsNS, "dns", allowed)
+		t.Cleanup(func() { c.applyPolicy(t, dnsNS, "dns", spec) })
+		c.awaitVerdict(t, dnsNS, byAnnotation, verdict{})
+		if err := c.checkVerdict(dnsNS, byArgument, verdict{}); err != nil {
 			t.Error(err)
 		}
 	})
@@ -262,8 +265,8 @@ func testDNSRequired(t *testing.T, c *cluster) {
 		capture := func(value, chart string) string {
 			return "DNS capture to " + value + " (traffic.meshinit.io/capture-dns; the chart's: " + chart + "), which sends DNS around the DNS proxy"
 		}
-		c.awaitVerdict(t, "team-dns", pod("p", injected, captured, annotations(captureDNSAnnotation, "off")),
-			refused("team-dns", "team-dns/dns", capture("off", "all"), requires53))
+		c.awaitVerdict(t, dnsNS, pod("p", injected, captured, annotations(captureDNSAnnotation, "off")),
+			refused(dnsNS, dnsNS+"/dns", capture("off", "all"), requires53))
 		// The API server refreshes each policy on its own: in policy mode the
 		// injector may still inject the previous chart's capture-dns after the
 		// validating policy reads the new one (a full charts run at load 4-8
@@ -275,15 +278,15 @@ func testDNSRequired(t *testing.T, c *cluster) {
 			want     verdict
 			forged   bool // the pod's own init container arguments
 		}{
-			{name: "off where port 53 is required", ns: "team-dns", pod: pod("p", injected, captured, annotations(captureDNSAnnotation, "off")),
-				want: refused("team-dns", "team-dns/dns", capture("off", "all"), requires53)},
+			{name: "off where port 53 is required", ns: dnsNS, pod: pod("p", injected, captured, annotations(captureDNSAnnotation, "off")),
+				want: refused(dnsNS, dnsNS+"/dns", capture("off", "all"), requires53)},
 			{name: "nameservers where interception is Required", ns: "team-strict", pod: pod("p", injected, captured, annotations(captureDNSAnnotation, "nameservers")),
 				want: refused("team-strict", "team-strict/strict", capture("nameservers", "all"), requiresInterception)},
 			{name: "the chart's", ns: "team-strict", pod: pod("ok", injected, captured, annotations(captureDNSAnnotation, "all"))},
 			{name: "not set", ns: "team-strict", pod: pod("ok", injected, captured)},
 			{name: "off where nothing requires DNS", ns: "team-a", pod: pod("ok", injected, captured, annotations(captureDNSAnnotation, "off"))},
-			{name: "off in the arguments", ns: "team-dns", pod: pod("p", injected, withArg("capture-dns", "off")), forged: true,
-				want: refused("team-dns", "team-dns/dns", capture("off", "all"), requires53)},
+			{name: "off in the arguments", ns: dnsNS, pod: pod("p", injected, withArg("capture-dns", "off")), forged: true,
+				want: refused(dnsNS, dnsNS+"/dns", capture("off", "all"), requires53)},
 			{name: "unreadable in the arguments", ns: "team-strict", pod: pod("p", injected, withArg("capture-dns", "on")), forged: true,
 				want: refused("team-strict", "team-strict/strict", capture("a value that cannot be read", "all"), requiresInterception)},
 			{name: "the arguments less than the annotation", ns: "team-strict", pod: pod("p", injected, withArg("capture-dns", "nameservers"), annotations(captureDNSAnnotation, "all")), forged: true,

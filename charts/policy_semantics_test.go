@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/meshinit/meshinit/api/v1alpha1"
+	"github.com/meshinit/meshinit/internal/testkit"
 )
 
 // TestInterceptionSemantics (issue 21, class 7): what interception means,
@@ -43,17 +44,18 @@ func TestInterceptionSemantics(t *testing.T) {
 func testInterceptionSemantics(t *testing.T, c *cluster) {
 	ctx := context.Background()
 	c.withoutDefaultPolicy(t)
+	optout, inbound := testkit.RunName("optout"), testkit.RunName("inbound")
 	for ns, spec := range map[string]v1alpha1.RedirectPolicySpec{
-		"optout":  {Interception: v1alpha1.InterceptionAllowOptOut},
-		"inbound": {Interception: v1alpha1.InterceptionOptional, RequiredInboundPorts: ports(8080)},
+		optout:  {Interception: v1alpha1.InterceptionAllowOptOut},
+		inbound: {Interception: v1alpha1.InterceptionOptional, RequiredInboundPorts: ports(8080)},
 	} {
 		if err := c.client.Create(ctx, namespace(ns, namespaceLabel, "enabled")); err != nil {
 			t.Fatal(err)
 		}
 		c.applyPolicy(t, ns, "x", spec)
 	}
-	c.awaitVerdict(t, "inbound", pod("probe", labels(podLabel, "false")), verdict{namespaceBinding,
-		"pod label meshinit.io/inject=false opts out of meshinit, but RedirectPolicy inbound/x requires inbound port 8080 to reach the proxy", metav1.StatusReasonForbidden})
+	c.awaitVerdict(t, inbound, pod("probe", labels(podLabel, "false")), verdict{namespaceBinding,
+		"pod label meshinit.io/inject=false opts out of meshinit, but RedirectPolicy " + inbound + "/x requires inbound port 8080 to reach the proxy", metav1.StatusReasonForbidden})
 
 	refused := func(message string) verdict { return verdict{namespaceBinding, message, metav1.StatusReasonForbidden} }
 	const nodeNetwork = "SUBJECT uses the node's network (hostNetwork: true), where meshinit cannot redirect its traffic, but RedirectPolicy "
@@ -81,29 +83,29 @@ func testInterceptionSemantics(t *testing.T, c *cluster) {
 		{name: "Required: a container keeping its capabilities", namespace: "team-strict", pod: pod("p", injected, security("app", func(sc *corev1.SecurityContext) { *sc = corev1.SecurityContext{} })),
 			want: refused(strictMust("app", fixAPE, fixDrop))},
 
-		{name: "AllowOptOut, nothing listed: opting out", namespace: "optout", pod: pod("ok", labels(podLabel, "false"))},
-		{name: "AllowOptOut, nothing listed: the node's network", namespace: "optout", pod: pod("ok", hostNetwork)},
-		{name: "AllowOptOut, nothing listed: capturing nothing", namespace: "optout", pod: pod("ok", injected, annotations(includeInbound, "", includeOutbound, ""))},
-		{name: "AllowOptOut, nothing listed: arriving without meshinit's container", namespace: "optout", pod: pod("p"), uninjected: true,
-			want: refused(uninjected + "optout/x requires interception (interception: AllowOptOut)")},
-		{name: "AllowOptOut, nothing listed: a privileged container", namespace: "optout", pod: pod("p", injected, privileged("app")),
-			want: refused("SUBJECT container app must not be privileged, because RedirectPolicy optout/x requires interception (interception: AllowOptOut): " +
+		{name: "AllowOptOut, nothing listed: opting out", namespace: optout, pod: pod("ok", labels(podLabel, "false"))},
+		{name: "AllowOptOut, nothing listed: the node's network", namespace: optout, pod: pod("ok", hostNetwork)},
+		{name: "AllowOptOut, nothing listed: capturing nothing", namespace: optout, pod: pod("ok", injected, annotations(includeInbound, "", includeOutbound, ""))},
+		{name: "AllowOptOut, nothing listed: arriving without meshinit's container", namespace: optout, pod: pod("p"), uninjected: true,
+			want: refused(uninjected + optout + "/x requires interception (interception: AllowOptOut)")},
+		{name: "AllowOptOut, nothing listed: a privileged container", namespace: optout, pod: pod("p", injected, privileged("app")),
+			want: refused("SUBJECT container app must not be privileged, because RedirectPolicy " + optout + "/x requires interception (interception: AllowOptOut): " +
 				"a process that can take the proxy's UID or GID, reach the redirect rules or send raw packets goes around it (only the proxy containers the chart names in policy.proxyContainers may run as the proxy)")},
-		{name: "AllowOptOut, nothing listed: the proxy's UID is no concern", namespace: "optout", pod: pod("ok", injected, runAsUser("app", 1337))},
+		{name: "AllowOptOut, nothing listed: the proxy's UID is no concern", namespace: optout, pod: pod("ok", injected, runAsUser("app", 1337))},
 
 		{name: "Optional, nothing listed: arriving without meshinit's container", namespace: "team-lax", pod: pod("ok")},
 		{name: "Optional, nothing listed: a privileged container", namespace: "team-lax", pod: pod("ok", injected, privileged("app"))},
 
-		{name: "Optional, an inbound port listed: opting out", namespace: "inbound", pod: pod("p", labels(podLabel, "false")),
-			want: refused("SUBJECT label meshinit.io/inject=false opts out of meshinit, but RedirectPolicy inbound/x requires inbound port 8080 to reach the proxy")},
-		{name: "Optional, an inbound port listed: the node's network", namespace: "inbound", pod: pod("p", hostNetwork),
-			want: refused(nodeNetwork + "inbound/x requires inbound port 8080 to reach the proxy")},
-		{name: "Optional, an inbound port listed: arriving without meshinit's container", namespace: "inbound", pod: pod("p"), uninjected: true,
-			want: refused(uninjected + "inbound/x requires inbound port 8080 to reach the proxy")},
-		{name: "Optional, an inbound port listed: a container keeping its capabilities (raw packets)", namespace: "inbound",
+		{name: "Optional, an inbound port listed: opting out", namespace: inbound, pod: pod("p", labels(podLabel, "false")),
+			want: refused("SUBJECT label meshinit.io/inject=false opts out of meshinit, but RedirectPolicy " + inbound + "/x requires inbound port 8080 to reach the proxy")},
+		{name: "Optional, an inbound port listed: the node's network", namespace: inbound, pod: pod("p", hostNetwork),
+			want: refused(nodeNetwork + inbound + "/x requires inbound port 8080 to reach the proxy")},
+		{name: "Optional, an inbound port listed: arriving without meshinit's container", namespace: inbound, pod: pod("p"), uninjected: true,
+			want: refused(uninjected + inbound + "/x requires inbound port 8080 to reach the proxy")},
+		{name: "Optional, an inbound port listed: a container keeping its capabilities (raw packets)", namespace: inbound,
 			pod:  pod("p", injected, security("app", func(sc *corev1.SecurityContext) { sc.Capabilities = nil })),
-			want: refused(msgMust("inbound/x", "inbound port 8080", "app", 0, fixDrop))},
-		{name: "Optional, an inbound port listed: no identity asked outbound", namespace: "inbound",
+			want: refused(msgMust(inbound+"/x", "inbound port 8080", "app", 0, fixDrop))},
+		{name: "Optional, an inbound port listed: no identity asked outbound", namespace: inbound,
 			pod: pod("ok", injected, runAsUser("app", 1337), security("app", func(sc *corev1.SecurityContext) { sc.AllowPrivilegeEscalation = nil }))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

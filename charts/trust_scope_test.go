@@ -144,23 +144,26 @@ func TestTrustScopeEntered(t *testing.T) {
 			[]string{podSecurityLabel, string(api.LevelBaseline)}, guardControl, guardName, trustName + "-pod-security"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c.createNamespace(t, namespace(tc.ns, tc.created...))
-			t.Cleanup(func() { _ = c.client.Delete(context.Background(), namespace(tc.ns)) })
-			c.createFor(t, tc.ns, evilRedirect("rt-evil"))
-			c.createFor(t, tc.ns, tc.control.DeepCopy())
-			c.labelNamespace(t, tc.ns, tc.label...)
+			// Deleted, it is never finalized here (no namespace controller): a
+			// later run (go test -count=N) takes another name.
+			ns := testkit.RunName(tc.ns)
+			c.createNamespace(t, namespace(ns, tc.created...))
+			t.Cleanup(func() { _ = c.client.Delete(context.Background(), namespace(ns)) })
+			c.createFor(t, ns, evilRedirect("rt-evil"))
+			c.createFor(t, ns, tc.control.DeepCopy())
+			c.labelNamespace(t, ns, tc.label...)
 			n := 0
 			testkit.Eventually(t, 30*time.Second, "the control refused once the namespace is labelled", func() error {
 				n++
-				got, err := c.updatePod(tc.ns, "rt-control", appImage(fmt.Sprintf("app:v%d", n+1)))
+				got, err := c.updatePod(ns, "rt-control", appImage(fmt.Sprintf("app:v%d", n+1)))
 				if err != nil || got.binding != tc.controlRefuser {
 					return fmt.Errorf("control: %+v, %v", got, err)
 				}
 				return nil
 			})
-			got, err := c.updatePod(tc.ns, "rt-evil", appImage("app:v2"))
+			got, err := c.updatePod(ns, "rt-evil", appImage("app:v2"))
 			if want := (verdict{tc.trustingBinding, msgUntrusted(redteamEvil), metav1.StatusReasonForbidden}); err != nil || got != want {
-				t.Errorf("pod %s/rt-evil (meshinit-redirect image %s, NET_ADMIN and NET_RAW), app image updated:\n got  %+v, %v\n want %+v", tc.ns, redteamEvil, got, err, want)
+				t.Errorf("pod %s/rt-evil (meshinit-redirect image %s, NET_ADMIN and NET_RAW), app image updated:\n got  %+v, %v\n want %+v", ns, redteamEvil, got, err, want)
 			}
 		})
 	}

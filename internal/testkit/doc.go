@@ -23,6 +23,8 @@ limitations under the License.
 //     them; [NeedAPIServer] and [NeedRoot] skip a test, saying why, where
 //     what it needs is missing (`make test`, as CI runs it as root, has it
 //     all, so nothing skips there);
+//   - [Namespace], creating one ready for pods, and [RunName], naming it
+//     afresh in each run of go test -count=N on a shared API server;
 //   - [Eventually], to wait for a condition, and [FreePort];
 //   - [PatchingWebhook], another mutating webhook beside meshinit's;
 //   - [Golden], comparing output with a file in testdata, -update rewriting

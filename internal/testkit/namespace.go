@@ -19,6 +19,7 @@ package testkit
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,4 +60,27 @@ func WaitForServiceAccount(t testing.TB, cs kubernetes.Interface, namespace stri
 		}
 		return err
 	})
+}
+
+// runs counts RunName's calls for each name in this process.
+var runs = struct {
+	sync.Mutex
+	of map[string]int
+}{of: map[string]int{}}
+
+// RunName is name the first time it is asked for in this process and
+// name-N the Nth time, so that go test -count=N runs each test anew on an
+// API server its package's tests share: a namespace of an earlier run stays
+// there (no namespace controller finalizes it, even deleted), with its
+// objects, and so do cluster-scoped objects named after it. A test names
+// its namespace with it once and uses that name everywhere, in the
+// messages it expects too.
+func RunName(name string) string {
+	runs.Lock()
+	defer runs.Unlock()
+	runs.of[name]++
+	if n := runs.of[name]; n > 1 {
+		return fmt.Sprintf("%s-%d", name, n)
+	}
+	return name
 }
