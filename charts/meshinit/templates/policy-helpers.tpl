@@ -129,14 +129,66 @@ chart configures the webhook to write them (redirect.Config.Args after
 only "--<key>=": their values are checked against the RedirectPolicy instead.
 */ -}}
 {{- define "meshinit.policy.chartArgs" -}}
+{{- include "meshinit.policy.args" (dict "root" . "podSettings" false) -}}
+{{- end -}}
+
+{{- /*
+meshinit.policy.defaultArgs: the arguments the injector writes for a pod
+that sets none of meshinit.redirect.podSettings: meshinit.policy.chartArgs
+with the chart's value after each "--<key>=", as JSON.
+*/ -}}
+{{- define "meshinit.policy.defaultArgs" -}}
+{{- include "meshinit.policy.args" (dict "root" . "podSettings" true) -}}
+{{- end -}}
+
+{{- /*
+meshinit.policy.args: chartArgs (podSettings false: "--<key>=" for each
+setting a pod sets) or defaultArgs (podSettings true: the chart's values).
+Argument: (dict "root" $ "podSettings" bool).
+*/ -}}
+{{- define "meshinit.policy.args" -}}
 {{- $keys := list -}}
-{{- range include "meshinit.redirect.podSettings" . | splitList "\n" }}{{ $keys = append $keys (first (splitList " " .)) }}{{ end -}}
+{{- if not .podSettings -}}
+{{- range include "meshinit.redirect.podSettings" .root | splitList "\n" }}{{ $keys = append $keys (first (splitList " " .)) }}{{ end -}}
+{{- end -}}
 {{- $args := list "apply" -}}
-{{- range include "meshinit.redirect.settings" . | fromJsonArray -}}
+{{- range include "meshinit.redirect.settings" .root | fromJsonArray -}}
 {{- $args = append $args (printf "--%s=%s" (index . 0) (ternary "" (index . 1) (has (index . 0) $keys))) -}}
 {{- end -}}
-{{- $args = concat $args (include "meshinit.inject.logFormatArgs" . | fromJsonArray) -}}
+{{- $args = concat $args (include "meshinit.inject.logFormatArgs" .root | fromJsonArray) -}}
 {{- toJson $args -}}
+{{- end -}}
+
+{{- /*
+meshinit.policy.settingAnnotations: the mesh preset's annotations read as a
+setting of meshinit.redirect.podSettings, as JSON ([] without a preset).
+meshinit's own are every traffic.meshinit.io/ key.
+*/ -}}
+{{- define "meshinit.policy.settingAnnotations" -}}
+{{- $out := list -}}
+{{- range include "meshinit.mesh.annotations" . | fromJsonArray }}{{ if .setting }}{{ $out = append $out .annotation }}{{ end }}{{ end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{- /*
+meshinit.policy.listsAsDefaults: "true" when every list a pod sets is, in
+the chart and in redirect.Defaults, the value that takes nothing around
+the proxy: "*" for an include list, empty for an exclude list. Then a pod
+that sets no list (variables.settingsAsChart) has no list that cannot be
+read or that a RedirectPolicy forbids, whatever the RedirectPolicy.
+*/ -}}
+{{- define "meshinit.policy.listsAsDefaults" -}}
+{{- $ok := true -}}
+{{- $defaults := dict -}}
+{{- range splitList "\n" (include "meshinit.redirect.defaults" .) -}}
+{{- $kv := splitn "=" 2 . -}}
+{{- $_ := set $defaults $kv._0 $kv._1 -}}
+{{- end -}}
+{{- range include "meshinit.policy.lists" . | fromJsonArray -}}
+{{- $want := ternary "*" "" .include -}}
+{{- if or (ne (include "meshinit.redirect.setting" (dict "key" .key "root" $)) $want) (ne (get $defaults .key) $want) }}{{ $ok = false }}{{ end -}}
+{{- end -}}
+{{- $ok -}}
 {{- end -}}
 
 {{- /*
@@ -597,7 +649,7 @@ and Arg, which the inbound ports never captured read).
 - name: {{ .name }}Annotation
   expression: "variables.{{ .name }}Annotated ? {{ include "meshinit.policy.scalarValue" (dict "s" $annotation "kind" .kind) }} : variables.{{ .name }}"
 - name: {{ .name }}Arg
-  expression: "variables.injected ? {{ include "meshinit.policy.scalarValue" (dict "s" (printf "variables.meshinitArgs[%d].substring(%d)" (int .arg) (int .skip)) "kind" .kind) }} : variables.{{ .name }}"
+  expression: "variables.injected && !variables.settingsAsChart ? {{ include "meshinit.policy.scalarValue" (dict "s" (printf "variables.meshinitArgs[%d].substring(%d)" (int .arg) (int .skip)) "kind" .kind) }} : variables.{{ .name }}"
 {{- if eq .kind "id" }}
 - name: {{ .name }}Effective
   expression: "variables.injected ? variables.{{ .name }}Arg : variables.{{ .name }}Annotation"
