@@ -605,12 +605,16 @@ can hold. Argument: the CEL expression of the container.
 {{- define "meshinit.inject.envCanonical" -}}
 {{- $c := . -}}
 {{- $env := include "meshinit.inject.env" . | fromJsonArray -}}
-{{ $c }}.?env.orValue([]).size() == {{ len $env }}
+{{- $literal := list -}}
+{{- range $env }}{{ $literal = append $literal (printf "{'name': dyn(%s), 'valueFrom': dyn({'fieldRef': {'apiVersion': 'v1', 'fieldPath': %s}})}" (index . 0 | squote) (index . 1 | squote)) }}{{ end -}}
+{{- /* The env exactly as the injector writes it (one comparison), else each variable checked. */ -}}
+({{ $c }}.?env.orValue([]) == [{{ join ", " $literal }}]
+  || {{ $c }}.?env.orValue([]).size() == {{ len $env }}
 {{- range $i, $e := $env }}
   && [{{ $c }}.env[{{ $i }}]].all(e, e.name == {{ index $e 0 | squote }} && !('value' in dyn(e))
     && e.?valueFrom.?fieldRef.?fieldPath.orValue('') == {{ index $e 1 | squote }} && e.valueFrom.fieldRef.?apiVersion.orValue('') == 'v1'
     && !['configMapKeyRef', 'secretKeyRef', 'resourceFieldRef', 'fileKeyRef'].exists(f, f in dyn(e.valueFrom)))
-{{- end }}
+{{- end }})
 {{- end -}}
 
 {{- /*

@@ -270,18 +270,26 @@ either version's.
   expression: "variables.redirect.?volumeMounts.orValue([])"
 - name: redirectMountsCanonical
   expression: |-
-    variables.redirectMounts.size() == 1
+    (variables.redirectMounts == [{'name': dyn({{ include "meshinit.inject.tokenVolumeName" . | squote }}), 'mountPath': dyn({{ include "meshinit.inject.tokenPath" . | squote }}), 'readOnly': dyn(true)}]
+      || variables.redirectMounts.size() == 1
       && variables.redirectMounts[0].name == {{ include "meshinit.inject.tokenVolumeName" . | squote }}
       && variables.redirectMounts[0].mountPath == {{ include "meshinit.inject.tokenPath" . | squote }}
       && variables.redirectMounts[0].?readOnly.orValue(false)
-      && !['subPath', 'subPathExpr', 'mountPropagation', 'recursiveReadOnly'].exists(f, f in variables.redirectMounts[0])
+      && !['subPath', 'subPathExpr', 'mountPropagation', 'recursiveReadOnly'].exists(f, f in variables.redirectMounts[0]))
       && variables.pod.spec.?volumes.orValue([]).exists(v, v.name == {{ include "meshinit.inject.tokenVolumeName" . | squote }}
         && v.?emptyDir.hasValue() && !v.emptyDir.?medium.hasValue() && !v.emptyDir.?sizeLimit.hasValue())
+# The arguments the injector writes for a pod that sets no setting; a
+# container that has them has none that differ from the chart's.
+- name: defaultArgs
+  expression: |-
+    {{ include "meshinit.policy.defaultArgs" . }}
+- name: argsAsDefaults
+  expression: "variables.redirectArgs == variables.defaultArgs"
 # The positions of the arguments that differ from the chart's (only
 # read when there are as many as the chart's).
 - name: badArgs
   expression: |-
-    variables.argIndexes.filter(i, i in variables.podArgs
+    variables.argsAsDefaults ? [] : variables.argIndexes.filter(i, i in variables.podArgs
       ? !variables.redirectArgs[i].startsWith(variables.chartArgs[i]) : variables.redirectArgs[i] != variables.chartArgs[i])
 # Why the init container named meshinit-redirect is not meshinit's; '' when it is.
 - name: redirectProblem
