@@ -289,7 +289,7 @@ bench-e2e: deps tools-cluster
 	hack/install-debian-packages.sh --cluster
 	$(GO) test -count=1 -run '^$$' -bench BenchmarkPodStartup -benchtime 1x -timeout 30m ./e2e/
 
-## bench-injection: what meshinit adds to a pod create in the API server on the local cluster, against the floor (the same cluster with no meshinit admission object bound): server-side dry-run creates at 30/s, phases floor, not governed, webhook, policy, MESHINIT_BENCH_CREATES (default 300) each, MESHINIT_BENCH_ROUNDS (default 3) rounds; p50 and p99 over rounds, the kube-apiserver's CPU per create; MESHINIT_BENCH_PROFILE=<dir> writes a CPU profile of the policy phase.
+## bench-injection: what meshinit adds to a pod create in the API server on the local cluster, against the floor (the same cluster with no meshinit admission object bound): server-side dry-run creates at 30/s, phases floor, injected shape (the webhook's injected pod sent with nothing bound: what the bigger pod itself costs), not governed, webhook, policy, MESHINIT_BENCH_CREATES (default 300) each, MESHINIT_BENCH_ROUNDS (default 3) rounds; p50 and p99 over rounds, the kube-apiserver's CPU per create; MESHINIT_BENCH_PROFILE=<dir> writes a CPU profile of the kube-apiserver in the first webhook and policy phases.
 bench-injection: deps tools-cluster
 	hack/install-debian-packages.sh --cluster
 	$(GO) test -count=1 -run '^$$' -bench BenchmarkInjection -benchtime 1x -timeout 30m ./e2e/

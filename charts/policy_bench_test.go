@@ -17,11 +17,10 @@ limitations under the License.
 package charts_test
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -43,10 +42,9 @@ import (
 // measured in the same run: a policy of one literal validation evaluated on
 // the same request through the same validator. Each row's CPU time per
 // evaluation is the median of interleaved rounds (lowest-highest), and its
-// difference from the floor; then each variable of the RedirectPolicy's
-// policy on the injected pod alone, with the variables it reads (the API
-// server evaluates a variable once per evaluation, when first read), so the
-// rows show where an injected pod's evaluation spends its time.
+// difference from the floor; then the RedirectPolicy's validations on the
+// injected pod, cumulatively, so the rows show where an injected pod's
+// evaluation spends its time.
 // make bench-injection measures the whole create on a real API server.
 func BenchmarkPolicies(b *testing.B) {
 	objs := chartPolicyObjects(b, nil)
@@ -56,6 +54,14 @@ func BenchmarkPolicies(b *testing.B) {
 	var injectVAP admissionregistrationv1.ValidatingAdmissionPolicy
 	charts.DecodeOne(b, renderMode(b, nil, "policy"), "ValidatingAdmissionPolicy", injectName, &injectVAP)
 	injectPolicy := compile(b, &injectVAP)
+	var trustVAP, guardVAP admissionregistrationv1.ValidatingAdmissionPolicy
+	charts.DecodeOne(b, objs, "ValidatingAdmissionPolicy", trustName, &trustVAP)
+	charts.DecodeOne(b, charts.MustObjects(b, charts.Options{Namespace: releaseNamespace}, false), "ValidatingAdmissionPolicy", guardName, &guardVAP)
+	trustPolicy, guardPolicy := compile(b, &trustVAP), compile(b, &guardVAP)
+	trusts := charts.Find(objs, "RedirectorTrust", trustName)
+	if len(trusts) != 1 {
+		b.Fatalf("the chart renders %d RedirectorTrusts %s, want 1", len(trusts), trustName)
+	}
 	floor := compile(b, &admissionregistrationv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: "floor"},
 		Spec:       admissionregistrationv1.ValidatingAdmissionPolicySpec{Validations: []admissionregistrationv1.Validation{{Expression: "true", MessageExpression: "'floor'"}}},
@@ -74,39 +80,32 @@ func BenchmarkPolicies(b *testing.B) {
 		{name: "floor: one literal validation", run: validatingEach(b, floor, injectedPod)},
 		{name: "RedirectPolicy, the pod injected (either mode)", run: validatingEach(b, policy, injectedPod)},
 		{name: "meshinit-inject, the pod before injection (policy mode)", run: validatingEach(b, injectPolicy, plain)},
+		{name: "meshinit-redirector-trust, the pod injected", run: validatingEach(b, trustPolicy, request{object: injectedPod.object, namespace: inNamespace, params: trusts[0]})},
+		{name: "meshinit-pod-security, the pod injected", run: validatingEach(b, guardPolicy, request{object: injectedPod.object, namespace: inNamespace})},
 	}
-	// Then, in pairs, each variable with its transitive reads, evaluated in
-	// one activation, and its reads alone: the difference is its own time.
-	policies := len(rows)
-	reads := variableReads(redirectVAP.Spec.Variables)
-	for _, v := range redirectVAP.Spec.Variables {
-		deps := reads(v.Name)
-		with := append(slices.Clone(deps), "variables."+v.Name)
-		rows = append(rows,
-			benchRow{name: v.Name, run: evaluating(b, policy, injectedPod, with...)},
-			benchRow{name: v.Name + " reads", run: evaluating(b, policy, injectedPod, deps...)})
-	}
-	measure(rows, 5, 20*time.Millisecond)
+	measure(rows, 7, 100*time.Millisecond)
 
-	fmt.Printf("meshinit's ValidatingAdmissionPolicies evaluated in-process as the API server does, CPU time per evaluation, median of 5 interleaved rounds (lowest-highest):\n")
+	fmt.Printf("meshinit's ValidatingAdmissionPolicies evaluated in-process as the API server does, CPU time per evaluation, median of 7 interleaved rounds (lowest-highest):\n")
 	floorNs := rows[0].median()
-	type own struct {
-		name     string
-		own, all float64
-	}
-	for _, r := range rows[:policies] {
+	for _, r := range rows {
 		fmt.Printf("  %-60s %9.1f µs (%.1f-%.1f)  %+8.1f µs over the floor\n", r.name, r.median()/1e3, slices.Min(r.ns)/1e3, slices.Max(r.ns)/1e3, (r.median()-floorNs)/1e3)
 	}
-	var vars []own
-	for i := policies; i < len(rows); i += 2 {
-		vars = append(vars, own{rows[i].name, rows[i].median() - rows[i+1].median(), rows[i].median()})
+	// Then the RedirectPolicy's validations on the injected pod, in their
+	// order, cumulatively: the first k evaluated in one activation, as the
+	// API server evaluates them (each variable once, when first read), by
+	// the CEL runtime cost the API server counts against its budget
+	// (deterministic, unlike CPU time on a shared machine): row k less row
+	// k-1 is what validation k adds to those before it.
+	fmt.Printf("the RedirectPolicy's validations on the injected pod, the CEL cost each adds to those before it (with the variables it reads first), in order:\n")
+	var exprs []string
+	previous := int64(0)
+	for i, v := range redirectVAP.Spec.Validations {
+		exprs = append(exprs, v.Expression)
+		cost := policy.costOf(b, injectedPod, exprs)
+		fmt.Printf("  %6d  validation %d: %s\n", cost-previous, i+1, firstLine(v.Expression))
+		previous = cost
 	}
-	slices.SortFunc(vars, func(a, b own) int { return cmp.Compare(b.own, a.own) })
-	fmt.Printf("the RedirectPolicy's variables on the injected pod, by their own time (less the variables they read), costliest first, the first %d:\n", min(len(vars), 25))
-	fmt.Printf("  %-44s %12s %12s\n", "variable", "own µs", "with reads")
-	for _, v := range vars[:min(len(vars), 25)] {
-		fmt.Printf("  %-44s %12.1f %12.1f\n", v.name, v.own/1e3, v.all/1e3)
-	}
+	fmt.Printf("  %6d  all\n", previous)
 	injectedRow := rows[1]
 	b.ReportMetric((injectedRow.median()-floorNs)/1e3, "µs-injected-over-floor")
 	b.ReportMetric(injectedRow.median()/floorNs, "x-floor-injected")
@@ -178,59 +177,29 @@ func validatingEach(b *testing.B, c *compiled, r request) func(int) {
 	}
 }
 
-// evaluating evaluates expressions, in one activation, over the policy's variables for r.
-func evaluating(b *testing.B, c *compiled, r request, exprs ...string) func(int) {
-	if len(exprs) == 0 {
-		exprs = []string{"true"}
-	}
+// costOf is the CEL runtime cost of evaluating exprs in one activation over
+// the policy's variables for r.
+func (c *compiled) costOf(b *testing.B, r request, exprs []string) int64 {
 	cond := c.expressions(b, exprs)
 	va := r.attributes(b)
 	req := plugincel.CreateAdmissionRequest(va.Attributes, metav1.GroupVersionResource{}, metav1.GroupVersionKind(va.VersionedKind))
-	vars := plugincel.OptionalVariableBindings{VersionedParams: r.params}
-	return func(n int) {
-		for range n {
-			results, _, err := cond.ForInput(context.Background(), va, req, vars, r.namespace, celconfig.RuntimeCELCostBudget)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for i, res := range results {
-				if res.Error != nil {
-					b.Fatalf("%s: %v", exprs[i], res.Error)
-				}
-			}
+	results, left, err := cond.ForInput(context.Background(), va, req, plugincel.OptionalVariableBindings{VersionedParams: r.params}, r.namespace, celconfig.RuntimeCELCostBudget)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i, res := range results {
+		if res.Error != nil {
+			b.Fatalf("%s: %v", exprs[i], res.Error)
 		}
 	}
+	return celconfig.RuntimeCELCostBudget - left
 }
 
-// variableReads returns, for a policy's variables, the expressions
-// "variables.<name>" of every variable one reads, directly or through
-// others, in declaration order.
-func variableReads(vars []admissionregistrationv1.Variable) func(name string) []string {
-	ref := regexp.MustCompile(`variables\.([A-Za-z0-9_]+)`)
-	direct := map[string][]string{}
-	for _, v := range vars {
-		for _, m := range ref.FindAllStringSubmatch(v.Expression, -1) {
-			direct[v.Name] = append(direct[v.Name], m[1])
-		}
+// firstLine is s up to its first line break, at most 90 characters.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 90 {
+		s = s[:87] + "..."
 	}
-	return func(name string) []string {
-		seen := map[string]bool{}
-		var visit func(string)
-		visit = func(n string) {
-			for _, d := range direct[n] {
-				if !seen[d] {
-					seen[d] = true
-					visit(d)
-				}
-			}
-		}
-		visit(name)
-		var out []string
-		for _, v := range vars {
-			if seen[v.Name] && v.Name != name {
-				out = append(out, "variables."+v.Name)
-			}
-		}
-		return out
-	}
+	return s
 }
