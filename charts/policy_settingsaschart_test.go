@@ -110,7 +110,7 @@ func TestSettingsAsChart(t *testing.T) {
 			add("sets nothing", pod("p"), true)
 			add("sets nothing, injected", inject(pod("p")), true)
 			add("another annotation, injected", inject(pod("p", annotations("example.com/note", "x"))), true)
-			add("an annotation under traffic.meshinit.io/ that sets nothing, injected", inject(pod("p", annotations("traffic.meshinit.io/note", "x"))), false)
+			add("an annotation under traffic.meshinit.io/ that sets nothing", pod("p", annotations("traffic.meshinit.io/note", "x")), true)
 			for key, value := range settingValues {
 				a := annotations("traffic.meshinit.io/"+key, value)
 				add(key+" annotated", pod("p", a), false)

@@ -160,12 +160,13 @@ Argument: (dict "root" $ "podSettings" bool).
 {{- end -}}
 
 {{- /*
-meshinit.policy.settingAnnotations: the mesh preset's annotations read as a
-setting of meshinit.redirect.podSettings, as JSON ([] without a preset).
-meshinit's own are every traffic.meshinit.io/ key.
+meshinit.policy.settingAnnotations: the annotations that set one of
+meshinit.redirect.podSettings, as JSON: traffic.meshinit.io/<key> for each,
+then the mesh preset's read as one.
 */ -}}
 {{- define "meshinit.policy.settingAnnotations" -}}
 {{- $out := list -}}
+{{- range include "meshinit.redirect.podSettings" . | splitList "\n" }}{{ $out = append $out (printf "traffic.meshinit.io/%s" (first (splitList " " .))) }}{{ end -}}
 {{- range include "meshinit.mesh.annotations" . | fromJsonArray }}{{ if .setting }}{{ $out = append $out .annotation }}{{ end }}{{ end -}}
 {{- toJson $out -}}
 {{- end -}}
