@@ -150,7 +150,7 @@ func start(opts Options) (_ *APIServer, err error) {
 	if _, err := s.env.Start(); err != nil {
 		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", os.Getenv("KUBEBUILDER_ASSETS"), err)
 	}
-	admin, err := s.env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	admin, err := s.env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, unthrottled())
 	if err == nil {
 		err = s.writeKubeconfig(admin)
 	}
@@ -256,11 +256,19 @@ func (s *APIServer) stop() error {
 	return errors.Join(s.env.Stop(), os.RemoveAll(s.dir))
 }
 
+// unthrottled is the base of every REST config the kit hands out: no
+// client-side rate limit worth the name, as envtest.Environment's own config
+// (QPS 1000, burst 2000). Without it client-go limits each API group's
+// client to 5 requests a second (burst 10), and a test that creates pods
+// and the pod templates of seven workload kinds waits on its own client,
+// not on the API server it tests.
+func unthrottled() *rest.Config { return &rest.Config{QPS: 1000, Burst: 2000} }
+
 // User returns the REST config of a user authenticated by a client
 // certificate as name, in groups.
 func (s *APIServer) User(t testing.TB, name string, groups ...string) *rest.Config {
 	t.Helper()
-	u, err := s.env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	u, err := s.env.AddUser(envtest.User{Name: name, Groups: groups}, unthrottled())
 	if err != nil {
 		t.Fatalf("adding user %s: %v", name, err)
 	}
@@ -272,7 +280,7 @@ func (s *APIServer) User(t testing.TB, name string, groups ...string) *rest.Conf
 // commands that read kubeconfig files (kubectl plugins).
 func (s *APIServer) UserKubeconfig(t testing.TB, name string, groups ...string) string {
 	t.Helper()
-	u, err := s.env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	u, err := s.env.AddUser(envtest.User{Name: name, Groups: groups}, unthrottled())
 	if err != nil {
 		t.Fatalf("adding user %s: %v", name, err)
 	}
