@@ -241,7 +241,7 @@ bench-webhook:
 	$(GO) build -o _output/bench/bench-webhook ./hack/bench/webhook
 	$(BENCH_NICE) _output/bench/bench-webhook
 
-## bench-policies: where the API server's CPU goes when it evaluates meshinit's ValidatingAdmissionPolicies (compiled and evaluated in-process as the API server does) on make bench-injection's pod: each policy against a floor (one literal validation) in the same run, then the RedirectPolicy's variables on an injected pod by their own CPU time. No cluster needed.
+## bench-policies: where the API server's CPU goes when it evaluates meshinit's ValidatingAdmissionPolicies (compiled and evaluated in-process as the API server does) on make bench-injection's pod: each policy against a floor (one literal validation) in the same run, then the CEL cost each of the RedirectPolicy's validations adds on an injected pod. No cluster needed.
 bench-policies:
 	$(BENCH_NICE) $(GO) test -count=1 -run '^$$' -bench BenchmarkPolicies -benchtime 1x -timeout 40m ./charts/
 
