@@ -384,36 +384,47 @@ func settingAnnotationKeys(t *testing.T, values map[string]any) []string {
 	return keys
 }
 
-// TestSettingsAsChartChartIDs: the shortcut takes the chart's proxy UID
-// and GID as they are written (variables.proxyUID), the full evaluation
-// reads them from the container's argument as the redirector would. The
-// chart's schema admits an ID as a string of up to 10 digits, which can be
-// above 4294967294, the largest the redirector (and the policy's
-// argument parser) reads: then the full evaluation reads the injector's
-// own argument as "a value that cannot be read" and denies, and the
-// shortcut must too, or the chart must refuse the value.
+// TestSettingsAsChartChartIDs: the shortcut takes the chart's proxy ports,
+// UID and GID as they are written (variables.proxyUID...), the full
+// evaluation reads them from meshinit's container's arguments as the
+// redirector would. They agree for every value the chart accepts, down to
+// the bounds; an ID above 4294967294 (the redirector cannot read it), which
+// the schema took as a string of up to 10 digits, made the full evaluation
+// deny, as "a value that cannot be read", a pod or pod template with the
+// injector's own arguments that the shortcut admitted: the chart must
+// refuse it, or the shortcut agree.
 func TestSettingsAsChartChartIDs(t *testing.T) {
-	for _, key := range []string{"proxy-uid", "proxy-gid"} {
-		for _, value := range []string{"4294967295", "9999999999"} {
-			t.Run(key+"="+value, func(t *testing.T) {
-				values := map[string]any{"inject": map[string]any{"redirect": map[string]any{key: value}}}
-				if _, err := charts.Objects(charts.Options{Namespace: releaseNamespace, Values: values}, false); err != nil {
-					t.Logf("the chart refuses %s %q: %v", key, value, err)
-					return
+	for _, tc := range []struct {
+		key      string
+		value    any
+		readable bool // the chart must render it
+	}{
+		{"proxy-uid", "0", true}, {"proxy-gid", "4294967294", true}, {"proxy-uid", int64(4294967294), true},
+		{"dns-proxy-port", "65535", true}, {"outbound-proxy-port", 1, true},
+		{"proxy-uid", "4294967295", false}, {"proxy-uid", "9999999999", false},
+		{"proxy-gid", "4294967295", false}, {"proxy-gid", "9999999999", false},
+	} {
+		t.Run(fmt.Sprintf("%s=%v", tc.key, tc.value), func(t *testing.T) {
+			values := map[string]any{"inject": map[string]any{"redirect": map[string]any{tc.key: tc.value}}}
+			if _, err := charts.Objects(charts.Options{Namespace: releaseNamespace, Values: values}, false); err != nil {
+				if tc.readable {
+					t.Fatal(err)
 				}
-				withShortcut, without := shortcutPolicies(t, values)
-				// meshinit's container as injected with these values (the
-				// webhook refuses them: a pod author writes it).
-				p := pod("p", injected)
-				var defaultArgs []string
-				withShortcut.eval(t, request{object: p, namespace: inNamespace, params: adversarialParams()[0]}, []string{"variables.defaultArgs"}, &defaultArgs)
-				redirectContainer(p).Args = defaultArgs
-				cases := []adversarialCase{{name: "pod", obj: p}}
-				for _, w := range workloads {
-					cases = append(cases, adversarialCase{name: w.kind, obj: w.of(p)})
-				}
-				compareShortcut(t, withShortcut, without, cases)
-			})
-		}
+				t.Logf("the chart refuses %s %q: %v", tc.key, tc.value, err)
+				return
+			}
+			withShortcut, without := shortcutPolicies(t, values)
+			// meshinit's container with the arguments the injector writes
+			// for these values (a pod author can write them too).
+			p := pod("p", injected)
+			var defaultArgs []string
+			withShortcut.eval(t, request{object: p, namespace: inNamespace, params: adversarialParams()[0]}, []string{"variables.defaultArgs"}, &defaultArgs)
+			redirectContainer(p).Args = defaultArgs
+			cases := []adversarialCase{{name: "pod", obj: p}}
+			for _, w := range workloads {
+				cases = append(cases, adversarialCase{name: w.kind, obj: w.of(p)})
+			}
+			compareShortcut(t, withShortcut, without, cases)
+		})
 	}
 }
