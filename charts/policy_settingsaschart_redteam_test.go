@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -48,12 +49,12 @@ import (
 // rendered and by the same policy with settingsAsChart false, which must
 // deny exactly the same.
 
-// shortcutPolicies are the policy as rendered for values and the same
-// policy with settingsAsChart false.
-func shortcutPolicies(t *testing.T, values map[string]any) (withShortcut, without *compiled) {
+// shortcutPolicies are the policy as rendered for values, the same policy
+// with settingsAsChart false, and without the literal comparisons too.
+func shortcutPolicies(t *testing.T, values map[string]any) (withShortcut, without, fieldByField *compiled) {
 	t.Helper()
 	vap := chartPolicy(t, values)
-	return compile(t, vap), compile(t, withoutShortcut(t, vap))
+	return compile(t, vap), compile(t, withoutShortcut(t, vap)), compile(t, withoutLiterals(t, vap))
 }
 
 func withoutShortcut(t *testing.T, vap *admissionregistrationv1.ValidatingAdmissionPolicy) *admissionregistrationv1.ValidatingAdmissionPolicy {
@@ -67,6 +68,37 @@ func withoutShortcut(t *testing.T, vap *admissionregistrationv1.ValidatingAdmiss
 	}
 	t.Fatal("the policy has no variable settingsAsChart")
 	return nil
+}
+
+// withoutLiterals is the policy without the shortcut and without the
+// literal comparisons that recognise meshinit's container exactly as
+// injected (argsAsDefaults, the env and mount literals): each field
+// checked on its own.
+func withoutLiterals(t *testing.T, vap *admissionregistrationv1.ValidatingAdmissionPolicy) *admissionregistrationv1.ValidatingAdmissionPolicy {
+	t.Helper()
+	full := withoutShortcut(t, vap)
+	literal := map[string]*regexp.Regexp{
+		"redirectEnvCanonical":    regexp.MustCompile(`variables\.redirect\.\?env\.orValue\(\[\]\) == \[[^\n]*\]\n`),
+		"redirectMountsCanonical": regexp.MustCompile(`variables\.redirectMounts == \[[^\n]*\]\n`),
+		"argsAsDefaults":          regexp.MustCompile(`^.*$`),
+	}
+	for j, v := range full.Spec.Variables {
+		if re, ok := literal[v.Name]; ok {
+			e := re.ReplaceAllString(v.Expression, "false\n")
+			if v.Name == "argsAsDefaults" {
+				e = "false"
+			}
+			if e == v.Expression || !strings.Contains(e, "false") {
+				t.Fatalf("variable %s: no literal comparison in %q", v.Name, v.Expression)
+			}
+			full.Spec.Variables[j].Expression = e
+			delete(literal, v.Name)
+		}
+	}
+	if len(literal) > 0 {
+		t.Fatalf("the policy has none of the variables %v", literal)
+	}
+	return full
 }
 
 // adversarialParams are RedirectPolicies that require something in each
@@ -128,12 +160,15 @@ type adversarialCase struct {
 	name string
 	obj  runtime.Object
 	old  runtime.Object // for an UPDATE
+	// literals: also compared with the policy without the literal
+	// comparisons (meshinit's container changed).
+	literals bool
 }
 
 // compareShortcut evaluates every case against every RedirectPolicy with
 // and without the shortcut, and returns how many were admitted and how
 // many objects took the shortcut (for the log).
-func compareShortcut(t *testing.T, withShortcut, without *compiled, cases []adversarialCase) (admitted, shortcut int) {
+func compareShortcut(t *testing.T, withShortcut, without, fieldByField *compiled, cases []adversarialCase) (admitted, shortcut int) {
 	t.Helper()
 	flag := withShortcut.expressions(t, []string{"variables.settingsAsChart"})
 	for _, c := range cases {
@@ -151,6 +186,11 @@ func compareShortcut(t *testing.T, withShortcut, without *compiled, cases []adve
 			got, want := denialsOf(t, withShortcut, c.obj, c.old, rp), denialsOf(t, without, c.obj, c.old, rp)
 			if !slices.Equal(got, want) {
 				t.Errorf("%s, RedirectPolicy %s: with settingsAsChart denied\n  %q\nreading every setting\n  %q", c.name, rp.GetName(), got, want)
+			}
+			if c.literals {
+				if byField := denialsOf(t, fieldByField, c.obj, c.old, rp); !slices.Equal(got, byField) {
+					t.Errorf("%s, RedirectPolicy %s: with the literal comparisons denied\n  %q\nchecking each field\n  %q", c.name, rp.GetName(), got, byField)
+				}
 			}
 			if len(got) == 0 {
 				admitted++
@@ -185,7 +225,7 @@ func TestSettingsAsChartAdversarial(t *testing.T) {
 	}
 	for i, values := range chartValues {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			withShortcut, without := shortcutPolicies(t, values)
+			withShortcut, without, fieldByField := shortcutPolicies(t, values)
 			in, err := newInjector(values)
 			if err != nil {
 				t.Fatal(err)
@@ -318,7 +358,7 @@ func TestSettingsAsChartAdversarial(t *testing.T) {
 				"an app container as UID 5995 (consul)":  runAsUser("app", 5995),
 			}
 			for _, name := range slices.Sorted(maps.Keys(forgedCases)) {
-				add("injected, then "+name, injectedWith(forgedCases[name]))
+				cases = append(cases, adversarialCase{name: "injected, then " + name, obj: injectedWith(forgedCases[name]), literals: true})
 			}
 			// Arguments each one character away from the injector's.
 			for i := range defaultArgs {
@@ -329,14 +369,14 @@ func TestSettingsAsChartAdversarial(t *testing.T) {
 					func(s string) string { return strings.TrimSuffix(s, s[len(s)-1:]) },
 				} {
 					p := injectedWith(forged(func(c *corev1.Container) { c.Args[i] = change(c.Args[i]) }))
-					add(fmt.Sprintf("argument %d %q", i, redirectContainer(p).Args[i]), p)
+					cases = append(cases, adversarialCase{name: fmt.Sprintf("argument %d %q", i, redirectContainer(p).Args[i]), obj: p, literals: true})
 				}
 			}
 
 			// Workload templates: as the pod, injected (forged, the webhook
 			// never injects templates) or not, with and without a setting.
 			for _, w := range workloads {
-				add(w.kind+" of the injected pod", w.of(injectedWith()))
+				cases = append(cases, adversarialCase{name: w.kind + " of the injected pod", obj: w.of(injectedWith()), literals: true})
 				add(w.kind+" of the pod", w.of(pod("p")))
 				add(w.kind+" of the injected pod, an argument forged", w.of(injectedWith(withArg("exclude-outbound-ports", "22"))))
 				add(w.kind+" of the pod annotated", w.of(pod("p", annotations(excludeOutbound, "22"))))
@@ -366,7 +406,7 @@ func TestSettingsAsChartAdversarial(t *testing.T) {
 				cases = append(cases, adversarialCase{name: "UPDATE: " + name, obj: injectedWith(opt), old: injectedWith()})
 			}
 
-			admitted, shortcut := compareShortcut(t, withShortcut, without, cases)
+			admitted, shortcut := compareShortcut(t, withShortcut, without, fieldByField, cases)
 			t.Logf("%d objects x %d RedirectPolicies: %d admitted; %d objects through the shortcut", len(cases), len(adversarialParams()), admitted, shortcut)
 		})
 	}
@@ -413,18 +453,18 @@ func TestSettingsAsChartChartIDs(t *testing.T) {
 				t.Logf("the chart refuses %s %q: %v", tc.key, tc.value, err)
 				return
 			}
-			withShortcut, without := shortcutPolicies(t, values)
+			withShortcut, without, fieldByField := shortcutPolicies(t, values)
 			// meshinit's container with the arguments the injector writes
 			// for these values (a pod author can write them too).
 			p := pod("p", injected)
 			var defaultArgs []string
 			withShortcut.eval(t, request{object: p, namespace: inNamespace, params: adversarialParams()[0]}, []string{"variables.defaultArgs"}, &defaultArgs)
 			redirectContainer(p).Args = defaultArgs
-			cases := []adversarialCase{{name: "pod", obj: p}}
+			cases := []adversarialCase{{name: "pod", obj: p, literals: true}}
 			for _, w := range workloads {
-				cases = append(cases, adversarialCase{name: w.kind, obj: w.of(p)})
+				cases = append(cases, adversarialCase{name: w.kind, obj: w.of(p), literals: true})
 			}
-			compareShortcut(t, withShortcut, without, cases)
+			compareShortcut(t, withShortcut, without, fieldByField, cases)
 		})
 	}
 }
