@@ -72,6 +72,11 @@ func TestSchemaRejects(t *testing.T) {
 		// redirector renders them.
 		{"proxy-uid with a leading zero", redirectSetting("proxy-uid", "01337"), []string{"/inject/redirect/proxy-uid"}},
 		{"proxy-gid negative", redirectSetting("proxy-gid", -1), []string{"/inject/redirect/proxy-gid"}},
+		// Above 4294967294 the redirector cannot read it (nor the policy, from
+		// the argument), while the policy's shortcut for a pod that sets
+		// nothing takes the chart's value as written (TestSettingsAsChartChartIDs).
+		{"proxy-uid 4294967295 as a string", redirectSetting("proxy-uid", "4294967295"), []string{"/inject/redirect/proxy-uid"}},
+		{"proxy-gid 9999999999 as a string", redirectSetting("proxy-gid", "9999999999"), []string{"/inject/redirect/proxy-gid"}},
 		{"proxy port 0", redirectSetting("outbound-proxy-port", 0), []string{"/inject/redirect/outbound-proxy-port"}},
 		{"proxy port 65536 as a string", redirectSetting("inbound-proxy-port", "65536"), []string{"/inject/redirect/inbound-proxy-port"}},
 		{"ignored ports with spaces", redirectSetting("ignored-inbound-ports", "15020, 15021"), []string{"/inject/redirect/ignored-inbound-ports"}},
@@ -112,6 +117,7 @@ func TestSchemaAccepts(t *testing.T) {
 	}{
 		{"redirect numbers", map[string]any{"inject": map[string]any{"redirect": map[string]any{"inbound-proxy-port": 16006, "exclude-outbound-ports": "22,53"}}}},
 		{"redirect strings", map[string]any{"inject": map[string]any{"redirect": map[string]any{"proxy-uid": "0", "outbound-proxy-port": "65535", "ignored-inbound-ports": "15020-15021,15090"}}}},
+		{"largest IDs as strings", map[string]any{"inject": map[string]any{"redirect": map[string]any{"proxy-uid": "4294967294", "proxy-gid": "3999999999"}}}},
 		{"no ignored ports", redirectSetting("ignored-inbound-ports", "")},
 		{"capture parity settings", map[string]any{"inject": map[string]any{"redirect": map[string]any{
 			"capture-dns": "nameservers", "dns-proxy-port": 15054, "exclude-outbound-uids": "0,1000,20000", "exclude-outbound-gids": 3000,
