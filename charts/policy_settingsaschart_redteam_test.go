@@ -225,6 +225,7 @@ func TestSettingsAsChartAdversarial(t *testing.T) {
 	}
 	for i, values := range chartValues {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel() // in-process and CPU-bound: each chart value on its own core when one is free
 			withShortcut, without, fieldByField := shortcutPolicies(t, values)
 			in, err := newInjector(values)
 			if err != nil {

@@ -71,6 +71,7 @@ func TestSettingsAsChart(t *testing.T) {
 		map[string]any{"mesh": "istio"}, map[string]any{"mesh": "linkerd"})
 	for i, values := range chartValues {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel() // in-process and CPU-bound: each chart value on its own core when one is free
 			vap := chartPolicy(t, values)
 			full := vap.DeepCopy()
 			found := false
