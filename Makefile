@@ -59,7 +59,11 @@ MATRIX_SKIP := ^TestReplicaUnder
 STAGES := hack/stages.sh
 
 # Every package but the end-to-end ones (e2e/...), which need a cluster.
-UNIT_PACKAGES = $(shell $(GO) list ./... | grep -v '^github.com/meshinit/meshinit/e2e\(/\|$$\)')
+# go test starts packages in the order it is given them, two at a time on two cores: the
+# longest first (charts, then the next four by their run time), so that none of them starts
+# last and runs alone while the other core has nothing left.
+LONGEST_FIRST := ./charts/ ./webhook/ ./redirect/ ./kubectlplugin/ ./certs/
+UNIT_PACKAGES = $(shell $(GO) list $(LONGEST_FIRST) ./... | grep -v '^github.com/meshinit/meshinit/e2e\(/\|$$\)')
 
 # The upstream binaries make test needs (kube-apiserver, etcd, kubectl and
 # kube-controller-manager); make test-e2e adds the rest of the local cluster's.
