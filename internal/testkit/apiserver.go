@@ -185,7 +185,13 @@ func (s *APIServer) startReaper() error {
 		}
 		pids = append(pids, found[0])
 	}
-	r, err := startReaper(pids, []string{cp.Etcd.DataDir, cp.APIServer.CertDir, s.dir})
+	// envtest's webhook serving certificates too (a directory Start makes
+	// even with no webhook to install, which only Stop removes).
+	dirs := []string{cp.Etcd.DataDir, cp.APIServer.CertDir, s.dir}
+	if d := s.env.WebhookInstallOptions.LocalServingCertDir; d != "" {
+		dirs = append(dirs, d)
+	}
+	r, err := startReaper(pids, dirs)
 	s.reaper = r
 	return err
 }

@@ -23,6 +23,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,7 +38,8 @@ const crashEnv = "MESHINIT_TESTKIT_CRASH"
 // TestReaperAfterCrash: a test process that ends without stopping its API
 // server (here os.Exit, as go test's -timeout panic does) leaves no
 // etcd, kube-apiserver or kube-controller-manager running and none of their
-// files: the reaper kills and removes them within seconds.
+// files (envtest's serving certificates included): the reaper kills and
+// removes them within seconds.
 func TestReaperAfterCrash(t *testing.T) {
 	NeedAPIServer(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestReaperCrashingProcess$", "-test.count=1")
@@ -61,8 +64,8 @@ func TestReaperAfterCrash(t *testing.T) {
 			dirs = append(dirs, rest)
 		}
 	}
-	if len(pids) != 3 || len(dirs) != 3 {
-		t.Fatalf("the crashing process named pids %v and dirs %v, want 3 of each; its output:\n%s", pids, dirs, out.String())
+	if len(pids) != 3 || len(dirs) != 4 {
+		t.Fatalf("the crashing process named pids %v and dirs %v, want 3 and 4; its output:\n%s", pids, dirs, out.String())
 	}
 	left := func() (alive []int, present []string) {
 		for _, p := range pids {
@@ -109,8 +112,9 @@ func TestReaperCrashingProcess(t *testing.T) {
 	}
 	// What the reaper holds: the test checks it is gone, so a reaper that
 	// missed a process or a directory fails it.
-	if len(s.reaper.pids) != 3 || len(s.reaper.dirs) != 3 {
-		t.Fatalf("the reaper holds processes %v and directories %v, want etcd, kube-apiserver, kube-controller-manager and their three directories", s.reaper.pids, s.reaper.dirs)
+	if len(s.reaper.pids) != 3 || len(s.reaper.dirs) != 4 ||
+		!slices.ContainsFunc(s.reaper.dirs, func(d string) bool { return strings.HasPrefix(filepath.Base(d), "envtest-serving-certs-") }) {
+		t.Fatalf("the reaper holds processes %v and directories %v, want etcd, kube-apiserver, kube-controller-manager, their three directories and envtest's serving certificates'", s.reaper.pids, s.reaper.dirs)
 	}
 	for _, p := range s.reaper.pids {
 		fmt.Printf("pid %d\n", p)
