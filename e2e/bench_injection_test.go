@@ -20,8 +20,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,9 +47,11 @@ const injectionRate = 30
 type injectionPhase struct {
 	name string
 	ns   string
-	// floor: with no meshinit admission object bound (the webhook
-	// configuration and every policy binding removed for the phase).
-	floor bool
+	// bound is which of meshinit's admission objects are bound.
+	bound boundSet
+	// literal: the least an injector inside the API server and one policy
+	// can cost are bound to ns for the phase (literalPolicies).
+	literal bool
 	// injected: the pod comes out injected.
 	injected bool
 	// shape: the pod sent is the webhook's injected pod (as it came out of
@@ -56,6 +60,18 @@ type injectionPhase struct {
 	// goal is the most the phase may add to the floor's p50 (0: none).
 	goal time.Duration
 }
+
+// boundSet is which of meshinit's admission objects a phase has bound.
+type boundSet int
+
+const (
+	boundAll boundSet = iota
+	// boundNone: the webhook configuration and every policy binding removed.
+	boundNone
+	// boundInjectors: the injectors only, every ValidatingAdmissionPolicy
+	// binding removed.
+	boundInjectors
+)
 
 // BenchmarkInjection measures what meshinit adds to a pod create in the API
 // server: server-side dry-run creates of one small pod at a fixed rate
@@ -77,13 +93,23 @@ type injectionPhase struct {
 //   - policy: a namespace the policy injector injects (the chart's
 //     MutatingAdmissionPolicy and ValidatingAdmissionPolicies scoped to it;
 //     the webhook's configuration scoped away from it; goal +1.5 ms, and
-//     below the webhook at p50 and p99).
+//     below the webhook at p50 and p99);
+//
+// and, to show where an injected pod's time goes, three without a goal:
+//
+//   - webhook, no VAP and policy, no VAP: the same two namespaces with every
+//     ValidatingAdmissionPolicy binding removed: the injector alone;
+//   - literal MAP+VAP: with nothing of meshinit bound, a MutatingAdmissionPolicy
+//     whose patch is the webhook's injected container, volume and annotation
+//     as literals and a ValidatingAdmissionPolicy of one literal validation,
+//     both bound to a namespace of their own (literalPolicies): the least an
+//     injector inside the API server and one policy cost, whatever their CEL.
 //
 // It prints, per phase, the median over rounds of each round's p50 and p99
 // with the lowest and highest round, their difference from the floor, and
 // the kube-apiserver's CPU time per create (from /proc: the local cluster
 // only). With MESHINIT_BENCH_PROFILE=<dir> it writes an 8 s CPU profile of
-// the kube-apiserver taken during the first webhook and policy phases there (go tool
+// the kube-apiserver taken during the first round of each injected phase there (go tool
 // pprof -top <file>). Run it with `make bench-injection`.
 func BenchmarkInjection(b *testing.B) {
 	ctx, cancel := context.WithTimeout(b.Context(), 40*time.Minute)
@@ -97,12 +123,17 @@ func BenchmarkInjection(b *testing.B) {
 	client := kubernetes.NewForConfigOrDie(cfg)
 	plain := e.createNamespace(b, ctx, "bench-plain", nil)
 	policyNS := e.createNamespace(b, ctx, "bench-policy", map[string]string{injectionLabel: "enabled"})
+	webhookNS := e.createNamespace(b, ctx, "bench-webhook", map[string]string{injectionLabel: "enabled"})
+	literalNS := e.createNamespace(b, ctx, "bench-literal", nil)
 	phases := []injectionPhase{
-		{name: "floor", ns: plain, floor: true},
-		{name: "injected shape", ns: plain, floor: true, injected: true, shape: true},
+		{name: "floor", ns: plain, bound: boundNone},
+		{name: "injected shape", ns: plain, bound: boundNone, injected: true, shape: true},
 		{name: "not governed", ns: plain, goal: 300 * time.Microsecond},
-		{name: "webhook", ns: e.createNamespace(b, ctx, "bench-webhook", map[string]string{injectionLabel: "enabled"}), injected: true, goal: 2500 * time.Microsecond},
+		{name: "webhook", ns: webhookNS, injected: true, goal: 2500 * time.Microsecond},
 		{name: "policy", ns: policyNS, injected: true, goal: 1500 * time.Microsecond},
+		{name: "webhook, no VAP", ns: webhookNS, bound: boundInjectors, injected: true},
+		{name: "policy, no VAP", ns: policyNS, bound: boundInjectors, injected: true},
+		{name: "literal MAP+VAP", ns: literalNS, bound: boundNone, literal: true, injected: true},
 	}
 	bound := bindPolicyInjector(b, ctx, e, policyNS)
 
@@ -120,20 +151,20 @@ func BenchmarkInjection(b *testing.B) {
 		out, err := client.CoreV1().Pods(p.ns).Create(ctx, in.DeepCopy(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		return time.Since(began), out, err
 	}
-	// awaitState waits until every phase's namespace injects as it must,
-	// with meshinit bound (or, floor, until nothing of meshinit answers),
-	// then warms each up with a few creates.
-	awaitState := func(floor bool) {
+	// awaitState waits until every phase's namespace injects as it must
+	// while phase cur runs, then warms each up with a few creates.
+	awaitState := func(cur injectionPhase) {
 		for _, p := range phases {
-			if p.floor {
+			if p.shape {
 				continue
 			}
+			want := p.injected && (p.literal && cur.literal || !p.literal && cur.bound != boundNone)
 			if err := eventually(ctx, 60*time.Second, func() error {
 				_, out, err := create(ctx, p)
 				if err != nil {
 					return err
 				}
-				if injected := out.Annotations[webhook.StatusAnnotation] != ""; injected != (p.injected && !floor) {
+				if injected := out.Annotations[webhook.StatusAnnotation] != ""; injected != want {
 					return fmt.Errorf("namespace %s (%s): injected %v", p.ns, p.name, injected)
 				}
 				return nil
@@ -177,6 +208,8 @@ func BenchmarkInjection(b *testing.B) {
 	}
 	profileDir := os.Getenv("MESHINIT_BENCH_PROFILE")
 
+	literal := literalPolicies(b, shaped, literalNS)
+
 	// results[phase][round]
 	results := make([][]phaseResult, len(phases))
 	b.ResetTimer()
@@ -184,21 +217,28 @@ func BenchmarkInjection(b *testing.B) {
 		for i := range phases {
 			k := (i + r) % len(phases)
 			p := phases[k]
-			if p.floor {
-				bound.unbind(b, ctx, e)
+			bound.set(b, ctx, e, p.bound)
+			if p.literal {
+				e.apply(b, ctx, literal)
 			}
-			awaitState(p.floor)
+			// Removing a validating binding shows in no create's answer:
+			// give the API server's informers time to see it.
+			time.Sleep(2 * time.Second)
+			awaitState(p)
 			var profile func()
-			if profileDir != "" && p.injected && !p.floor && r == 0 {
-				file := filepath.Join(profileDir, "kube-apiserver-"+p.name+".pprof")
+			if profileDir != "" && p.injected && !p.shape && r == 0 {
+				file := filepath.Join(profileDir, "kube-apiserver-"+strings.NewReplacer(" ", "-", ",", "", "+", "-").Replace(p.name)+".pprof")
 				profile = func() { profileAPIServer(b, ctx, client, file, 8) }
 			}
 			results[k] = append(results[k], runPhase(b, ctx, create, p, perPhase, apiserver, profile))
-			if p.floor {
-				bound.rebind(b, ctx, e)
+			if p.literal {
+				if _, err := e.Kubectl(ctx, literal, "delete", "--ignore-not-found", "-f", "-"); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
 	}
+	bound.set(b, ctx, e, boundAll)
 	b.StopTimer()
 	reportInjection(b, phases, results, perPhase, rounds)
 }
@@ -279,7 +319,7 @@ func reportInjection(b *testing.B, phases []injectionPhase, results [][]phaseRes
 		name := strings.ReplaceAll(p.name, " ", "-")
 		b.ReportMetric(ms(m50), "ms-p50-"+name)
 		b.ReportMetric(ms(m99), "ms-p99-"+name)
-		fmt.Printf("  %-13s p50 %6.2f ms (%.2f-%.2f)  p99 %6.2f ms (%.2f-%.2f)  apiserver CPU %5.2f ms/create",
+		fmt.Printf("  %-16s p50 %6.2f ms (%.2f-%.2f)  p99 %6.2f ms (%.2f-%.2f)  apiserver CPU %5.2f ms/create",
 			p.name, ms(m50), ms(lo50), ms(hi50), ms(m99), ms(lo99), ms(hi99), ms(cpu))
 		if k > 0 {
 			fmt.Printf("  %+5.2f ms p50 over the floor", ms(m50-floor50))
@@ -341,17 +381,18 @@ func profileAPIServer(b *testing.B, ctx context.Context, client kubernetes.Inter
 	fmt.Printf("kube-apiserver CPU profile: %s (go tool pprof -top %s)\n", path, path)
 }
 
-// boundObjects are meshinit's admission objects that the floor phase
-// removes (the webhook configuration, every policy binding) and restores.
+// boundObjects are meshinit's admission objects that phases remove (the
+// webhook configuration, every policy binding) and restore.
 type boundObjects struct {
 	manifests []string // JSON, as read from the cluster
 	refs      []string // kind/name, for kubectl delete
+	removed   []bool   // removed now
 }
 
 // bindPolicyInjector installs the policy injector for namespace ns alone
 // beside the release (its objects renamed -bench), scopes the webhook away
 // from ns, and returns every binding and the webhook configuration, for
-// the floor phase to remove.
+// phases to remove.
 func bindPolicyInjector(b *testing.B, ctx context.Context, e *env, ns string) *boundObjects {
 	b.Helper()
 	var mwc map[string]any
@@ -402,17 +443,30 @@ func bindPolicyInjector(b *testing.B, ctx context.Context, e *env, ns string) *b
 	if len(bound.refs) == 0 {
 		b.Fatal("found none of meshinit's admission objects")
 	}
+	bound.removed = make([]bool, len(bound.refs))
 	return bound
 }
 
-func (o *boundObjects) unbind(b *testing.B, ctx context.Context, e *env) {
+// set removes the objects set leaves out and restores those it keeps.
+func (o *boundObjects) set(b *testing.B, ctx context.Context, e *env, set boundSet) {
 	b.Helper()
-	e.must(b, ctx, append([]string{"delete", "--ignore-not-found"}, o.refs...)...)
-}
-
-func (o *boundObjects) rebind(b *testing.B, ctx context.Context, e *env) {
-	b.Helper()
-	e.apply(b, ctx, strings.Join(o.manifests, "\n---\n"))
+	var remove, restore []string
+	for i, ref := range o.refs {
+		keep := set == boundAll || set == boundInjectors && !strings.HasPrefix(ref, "validatingadmissionpolicybinding/")
+		switch {
+		case keep && o.removed[i]:
+			restore = append(restore, o.manifests[i])
+		case !keep && !o.removed[i]:
+			remove = append(remove, ref)
+		}
+		o.removed[i] = !keep
+	}
+	if len(remove) > 0 {
+		e.must(b, ctx, append([]string{"delete", "--ignore-not-found"}, remove...)...)
+	}
+	if len(restore) > 0 {
+		e.apply(b, ctx, strings.Join(restore, "\n---\n"))
+	}
 }
 
 // benchScoped is o, one of the policy injector's objects, as JSON, renamed
@@ -460,4 +514,138 @@ func percentile(ds []time.Duration, p int) time.Duration {
 	s := slices.Sorted(slices.Values(ds))
 	i := (len(s)*p + 99) / 100
 	return s[max(i-1, 0)]
+}
+
+// literalPolicies are, as JSON manifests, the least an injector inside the
+// API server and one policy can be, bound to namespace ns: a
+// MutatingAdmissionPolicy that adds the webhook's injected container,
+// volume and annotations of shaped (which it assumes the small pod does
+// not have) as CEL literals, reinvoked never, and a
+// ValidatingAdmissionPolicy of one literal validation.
+func literalPolicies(b *testing.B, shaped *corev1.Pod, ns string) string {
+	b.Helper()
+	var redirect *corev1.Container
+	for i := range shaped.Spec.InitContainers {
+		if shaped.Spec.InitContainers[i].Name == "meshinit-redirect" {
+			redirect = &shaped.Spec.InitContainers[i]
+		}
+	}
+	var volume *corev1.Volume
+	for i := range shaped.Spec.Volumes {
+		if redirect != nil && len(redirect.VolumeMounts) > 0 && shaped.Spec.Volumes[i].Name == redirect.VolumeMounts[0].Name {
+			volume = &shaped.Spec.Volumes[i]
+		}
+	}
+	if redirect == nil || volume == nil {
+		b.Fatalf("the webhook's injected pod has no meshinit-redirect with its volume: %+v", shaped.Spec)
+	}
+	container := celLiteral(b, redirect, "Object.spec.initContainers")
+	vol := celLiteral(b, volume, "Object.spec.volumes")
+	patch := fmt.Sprintf(`[JSONPatch{op: 'add', path: '/spec/initContainers', value: [%s]},
+  object.spec.?volumes.orValue([]).size() == 0 ? JSONPatch{op: 'add', path: '/spec/volumes', value: [%s]} : JSONPatch{op: 'add', path: '/spec/volumes/-', value: %s},
+  JSONPatch{op: 'add', path: '/metadata/annotations', value: %s}]`, container, vol, vol, celLiteral(b, shaped.Annotations, ""))
+	match := map[string]any{
+		"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": ns}},
+		"resourceRules": []any{map[string]any{"apiGroups": []any{""}, "apiVersions": []any{"v1"},
+			"operations": []any{"CREATE"}, "resources": []any{"pods"}}},
+	}
+	objs := []map[string]any{
+		{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicy",
+			"metadata": map[string]any{"name": "meshinit-bench-literal"},
+			"spec": map[string]any{"failurePolicy": "Fail", "reinvocationPolicy": "Never", "matchConstraints": match,
+				"mutations": []any{map[string]any{"patchType": "JSONPatch", "jsonPatch": map[string]any{"expression": patch}}}}},
+		{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicyBinding",
+			"metadata": map[string]any{"name": "meshinit-bench-literal"},
+			"spec":     map[string]any{"policyName": "meshinit-bench-literal"}},
+		{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+			"metadata": map[string]any{"name": "meshinit-bench-literal"},
+			"spec": map[string]any{"failurePolicy": "Fail", "matchConstraints": match,
+				"validations": []any{map[string]any{"expression": "true"}}}},
+		{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+			"metadata": map[string]any{"name": "meshinit-bench-literal"},
+			"spec":     map[string]any{"policyName": "meshinit-bench-literal", "validationActions": []any{"Deny"}}},
+	}
+	var docs []string
+	for _, o := range objs {
+		out, err := json.Marshal(o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		docs = append(docs, string(out))
+	}
+	return strings.Join(docs, "\n---\n")
+}
+
+// celLiteral is v (a Kubernetes API type, or a map of strings) as a CEL
+// literal for a MutatingAdmissionPolicy's patch: a struct as the Object
+// initializer of its field path (path.field for each field, a list's
+// elements with the list's path), a map of strings as a map, what JSON
+// omits omitted.
+func celLiteral(b *testing.B, v any, path string) string {
+	b.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var generic any
+	if err := json.Unmarshal(data, &generic); err != nil {
+		b.Fatal(err)
+	}
+	var lit func(v any, t reflect.Type, path string) string
+	lit = func(v any, t reflect.Type, path string) string {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			var fields []string
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				if t.Kind() == reflect.Map {
+					fields = append(fields, strconv.Quote(k)+": "+lit(v[k], t.Elem(), path))
+					continue
+				}
+				f, ok := jsonField(t, k)
+				if !ok {
+					b.Fatalf("%s has no field %q", t, k)
+				}
+				fields = append(fields, k+": "+lit(v[k], f, path+"."+k))
+			}
+			if t.Kind() == reflect.Map {
+				return "{" + strings.Join(fields, ", ") + "}"
+			}
+			return path + "{" + strings.Join(fields, ", ") + "}"
+		case []any:
+			var elems []string
+			for _, e := range v {
+				elems = append(elems, lit(e, t.Elem(), path))
+			}
+			return "[" + strings.Join(elems, ", ") + "]"
+		case string:
+			return strconv.Quote(v)
+		case float64:
+			return strconv.FormatInt(int64(v), 10)
+		case bool:
+			return strconv.FormatBool(v)
+		}
+		b.Fatalf("%s: no CEL literal for %T", path, v)
+		return ""
+	}
+	return lit(generic, reflect.TypeOf(v), path)
+}
+
+// jsonField is the type of t's field whose JSON name is name, looked for
+// in embedded structs too (a Volume's VolumeSource), as encoding/json does.
+func jsonField(t reflect.Type, name string) (reflect.Type, bool) {
+	for f := range t.Fields() {
+		n, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if n == name {
+			return f.Type, true
+		}
+		if n == "" && f.Anonymous { // encoding/json inlines it
+			if ft, ok := jsonField(f.Type, name); ok {
+				return ft, true
+			}
+		}
+	}
+	return nil, false
 }
