@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -64,7 +65,8 @@ func (o *Options) setDefaults() {
 // rules and leaving everything else alone. It first reads both backends'
 // tables of every family it programs and changes nothing when rules of
 // another owner would take the traffic (see findConflicts). Each family's
-// tables are replaced by one iptables-restore and then read back; if
+// tables are replaced by one iptables-restore and then read back, the two
+// families side by side; if
 // anything fails, or ctx ends, meshinit's rules are removed from both
 // families with a context of their own (RollbackTimeout), so the pod never
 // runs with half a ruleset. Applying the same plan again is a no-op.
@@ -80,7 +82,24 @@ func Apply(ctx context.Context, plan Plan, opts Options) ([]Outcome, error) {
 	if err := plan.Config.Validate(); err != nil {
 		return nil, err
 	}
+	// The families are independent: their tables are read, and then
+	// written and checked, side by side. Each step waits for an iptables
+	// program, and a default pod's apply is little else.
+	families := []Ruleset{plan.IPv4}
+	outcomes := []Outcome{{Family: IPv4, Action: ActionRedirected, Reason: "IPv4 is always programmed"}}
+	v6 := decideIPv6(plan.Config.IPv6, filepath.Join(opts.ProcNet, "if_inet6"))
+	if v6.Action != ActionNone {
+		families = append(families, *plan.ipv6())
+	}
+	outcomes = append(outcomes, v6)
+	var v6reads [2]backendRead
+	var v6err error
+	var reading sync.WaitGroup
+	if v6.Action != ActionNone {
+		reading.Go(func() { v6reads, v6err = readFamily(ctx, opts.Runner, opts.ProcNet, IPv6) })
+	}
 	det, err := detectBackend(ctx, opts.Runner, opts.ProcNet, plan.Config.IptablesMode)
+	reading.Wait()
 	if err != nil {
 		return nil, err
 	}
@@ -89,53 +108,53 @@ func Apply(ctx context.Context, plan Plan, opts Options) ([]Outcome, error) {
 		log.Warn("the other iptables backend also holds rules; both apply to packets, which is confusing to debug",
 			"other", otherMode(det.mode), "rules", det.otherRules)
 	}
-
-	families := []Ruleset{plan.IPv4}
-	outcomes := []Outcome{{Family: IPv4, Action: ActionRedirected, Reason: "IPv4 is always programmed"}}
-	v6 := decideIPv6(plan.Config.IPv6, filepath.Join(opts.ProcNet, "if_inet6"))
-	if v6.Action != ActionNone {
-		families = append(families, *plan.ipv6())
-	}
-	outcomes = append(outcomes, v6)
 	log.Info("IPv6 decided", "action", v6.Action, "reason", v6.Reason)
-	states, err := survey(ctx, opts, det, families, plan.Config.CaptureDNS != DNSCaptureOff)
+	if v6err != nil {
+		return nil, v6err
+	}
+	states, err := survey(opts, det, families, v6reads, plan.Config.CaptureDNS != DNSCaptureOff)
 	if err != nil {
 		return nil, err
 	}
 
+	afters := make([]tableState, len(families))
+	errs := make([]error, len(families))
+	var applying sync.WaitGroup
 	for i, rs := range families {
-		b := backend{det.mode, rs.Family}
-		after, err := applyRuleset(ctx, opts.Runner, b, states[i], rs)
-		if err != nil {
-			return nil, rollback(ctx, opts, det.mode, err)
-		}
+		applying.Go(func() {
+			afters[i], errs[i] = applyRuleset(ctx, opts.Runner, backend{det.mode, rs.Family}, states[i], rs)
+		})
+	}
+	applying.Wait()
+	// Both have ended, so the rollback races no restore.
+	if err := errors.Join(errs...); err != nil {
+		return nil, rollback(ctx, opts, det.mode, err)
+	}
+	for i, rs := range families {
 		o := &outcomes[i]
-		o.Backend = b.String()
+		o.Backend = backend{det.mode, rs.Family}.String()
 		for _, t := range rs.Tables {
 			o.Chains, o.Rules = o.Chains+len(t.Chains), o.Rules+len(t.Rules)
 		}
-		log.Info("rules in place", "backend", o.Backend, "version", after.version, "action", o.Action, "chains", o.Chains, "rules", o.Rules)
+		log.Info("rules in place", "backend", o.Backend, "version", afters[i].version, "action", o.Action, "chains", o.Chains, "rules", o.Rules)
 	}
 	return outcomes, nil
 }
 
-// survey reads both backends' tables of every family to be programmed (the
-// IPv4 ones detectBackend read already) and returns the chosen backend's
-// state of each family, or an error when rules of another owner are in the
-// way (of TCP, and of UDP too when dns: see findConflicts). A backend other
+// survey returns the chosen backend's state of every family to be
+// programmed, from both backends' reads of it (IPv4's by detectBackend,
+// IPv6's v6reads), or an error when rules of another owner are in the way
+// (of TCP, and of UDP too when dns: see findConflicts). A backend other
 // than the chosen one that cannot be read is unusable here, so it holds no
 // rules.
-func survey(ctx context.Context, opts Options, det detection, families []Ruleset, dns bool) ([]tableState, error) {
+func survey(opts Options, det detection, families []Ruleset, v6reads [2]backendRead, dns bool) ([]tableState, error) {
 	chosen := slices.Index(backendModes[:], det.mode)
 	var states []tableState
 	var found []conflict
 	for _, rs := range families {
 		reads := det.reads
 		if rs.Family == IPv6 {
-			var err error
-			if reads, err = readFamily(ctx, opts.Runner, opts.ProcNet, IPv6); err != nil {
-				return nil, err
-			}
+			reads = v6reads
 		}
 		if err := reads[chosen].err; err != nil {
 			return nil, backendError(backend{det.mode, rs.Family}, err)
