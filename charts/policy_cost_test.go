@@ -167,6 +167,32 @@ func TestCostHeadroom(t *testing.T) {
 	}
 }
 
+// TestMessagesOnAdmittedPods: the API server evaluates every
+// messageExpression after the validations, passed or not, in an activation
+// of its own (k8s.io/apiserver validating.validator.Validate), so a message
+// that reads more than whether its validation admitted would make every
+// admitted pod pay for computing it. On pods the policy admits, the
+// messages cost no more than the validations (which their activation
+// computes again to know they admitted).
+func TestMessagesOnAdmittedPods(t *testing.T) {
+	c := compile(t, chartPolicy(t, nil))
+	ns := namespace("team", namespaceLabel, "enabled")
+	for name, r := range map[string]request{
+		"injected, the default RedirectPolicy": {object: pod("small", injected), namespace: ns,
+			params: redirectPolicy(releaseNamespace, "default", v1alpha1.RedirectPolicySpec{Interception: v1alpha1.InterceptionRequired})},
+		"every list at its most entries, the costliest RedirectPolicy": {object: bigPod(maxListEntries, false), namespace: ns,
+			params: redirectPolicy(releaseNamespace, "default", costPolicy())},
+	} {
+		t.Run(name, func(t *testing.T) {
+			validations, messages := costFigures(t, c, r, "")
+			logCost(t, name, validations, messages)
+			if messages > validations {
+				t.Errorf("on an admitted pod the messages cost %d, more than the validations' %d: a message reads more than whether its validation admitted", messages, validations)
+			}
+		})
+	}
+}
+
 // paddedPod carries, in an annotation and in meshinit's argument, a list
 // of about size bytes: far over the limits.
 func paddedPod(size int) *corev1.Pod {
