@@ -209,6 +209,15 @@ func BenchmarkInjection(b *testing.B) {
 	profileDir := os.Getenv("MESHINIT_BENCH_PROFILE")
 
 	literal := literalPolicies(b, shaped, literalNS)
+	// However the benchmark ends, it leaves the cluster as it found it
+	// (CLUSTER=existing: a cluster the user keeps).
+	b.Cleanup(func() {
+		ctx := context.WithoutCancel(ctx)
+		bound.set(b, ctx, e, boundAll)
+		if _, err := e.Kubectl(ctx, literal, "delete", "--ignore-not-found", "-f", "-"); err != nil {
+			b.Errorf("removing the literal policies: %v", err)
+		}
+	})
 
 	// results[phase][round]
 	results := make([][]phaseResult, len(phases))
