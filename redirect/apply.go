@@ -66,10 +66,9 @@ func (o *Options) setDefaults() {
 // tables of every family it programs and changes nothing when rules of
 // another owner would take the traffic (see findConflicts). Each family's
 // tables are replaced by one iptables-restore and then read back, the two
-// families side by side; if
-// anything fails, or ctx ends, meshinit's rules are removed from both
-// families with a context of their own (RollbackTimeout), so the pod never
-// runs with half a ruleset. Applying the same plan again is a no-op.
+// families side by side; if anything fails, or ctx ends, meshinit's rules
+// are removed from both families with a context of their own
+// (RollbackTimeout), so the pod never runs with half a ruleset. Applying the same plan again is a no-op.
 //
 // IPv4 is always programmed. IPv6 is programmed whenever the kernel has
 // IPv6 (see decideIPv6), whether or not the pod has an IPv6 address yet: the
@@ -86,16 +85,13 @@ func Apply(ctx context.Context, plan Plan, opts Options) ([]Outcome, error) {
 	// written and checked, side by side. Each step waits for an iptables
 	// program, and a default pod's apply is little else.
 	families := []Ruleset{plan.IPv4}
-	outcomes := []Outcome{{Family: IPv4, Action: ActionRedirected, Reason: "IPv4 is always programmed"}}
 	v6 := decideIPv6(plan.Config.IPv6, filepath.Join(opts.ProcNet, "if_inet6"))
-	if v6.Action != ActionNone {
-		families = append(families, *plan.ipv6())
-	}
-	outcomes = append(outcomes, v6)
+	outcomes := []Outcome{{Family: IPv4, Action: ActionRedirected, Reason: "IPv4 is always programmed"}, v6}
 	var v6reads [2]backendRead
 	var v6err error
 	var reading sync.WaitGroup
 	if v6.Action != ActionNone {
+		families = append(families, *plan.ipv6())
 		reading.Go(func() { v6reads, v6err = readFamily(ctx, opts.Runner, opts.ProcNet, IPv6) })
 	}
 	det, err := detectBackend(ctx, opts.Runner, opts.ProcNet, plan.Config.IptablesMode)
