@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -65,7 +66,11 @@ func TestSelfManagedSecretDeletedWhilePodsAreCreated(t *testing.T) {
 	for i, name := range []string{"a", "b"} {
 		o := in.options(t, name)
 		o.ServiceName = "localhost"
-		o.PropagationDelay, o.ResyncPeriod = 2*time.Second, 2*time.Second
+		// The delay is the test's assumption of how long this API server
+		// takes to act on a caBundle it was sent: 2 s was once not enough
+		// under CI's load (one create of 5,090 refused, the API server
+		// rejecting the new certificate a second after the handover).
+		o.PropagationDelay, o.ResyncPeriod = 5*time.Second, 2*time.Second
 		p, err := New(in.asWebhook, o)
 		if err != nil {
 			t.Fatal(err)
@@ -106,7 +111,8 @@ func TestSelfManagedSecretDeletedWhilePodsAreCreated(t *testing.T) {
 	testkit.Eventually(t, 30*time.Second, "a pod create reviewed by the replicas", func() error { return create("first") })
 
 	var creates, failures atomic.Int64
-	var firstFailure atomic.Value
+	var failed sync.Mutex
+	var failureLog []string // the first few, with when they happened
 	stop := make(chan struct{})
 	var workers sync.WaitGroup
 	for w := range 4 {
@@ -119,9 +125,10 @@ func TestSelfManagedSecretDeletedWhilePodsAreCreated(t *testing.T) {
 				}
 				err := create(fmt.Sprintf("pod-%d-%d", w, i))
 				creates.Add(1)
-				if err != nil {
-					failures.Add(1)
-					firstFailure.CompareAndSwap(nil, err.Error())
+				if err != nil && failures.Add(1) <= 3 {
+					failed.Lock()
+					failureLog = append(failureLog, time.Now().UTC().Format("15:04:05.000")+" "+err.Error())
+					failed.Unlock()
 				}
 			}
 		})
@@ -175,11 +182,11 @@ func TestSelfManagedSecretDeletedWhilePodsAreCreated(t *testing.T) {
 	close(stop)
 	workers.Wait()
 
+	if failures.Load() > 0 {
+		t.Errorf("%d of %d pod creates failed; the first:\n%s", failures.Load(), creates.Load(), strings.Join(failureLog, "\n"))
+	}
 	t.Logf("%d pod creates while the Secrets were deleted and re-created 3 times, %d failed; replicas reviewed %d and %d; caBundle sizes seen %v",
 		creates.Load(), failures.Load(), reviews[0].Load(), reviews[1].Load(), keys(bundleSizes))
-	if failures.Load() > 0 {
-		t.Errorf("%d of %d pod creates failed (first: %v)", failures.Load(), creates.Load(), firstFailure.Load())
-	}
 	if creates.Load() < 100 || reviews[0].Load() == 0 || reviews[1].Load() == 0 {
 		t.Errorf("%d creates, %d and %d reviews per replica: want at least 100 creates reviewed by both replicas", creates.Load(), reviews[0].Load(), reviews[1].Load())
 	}
