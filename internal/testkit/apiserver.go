@@ -91,6 +91,8 @@ type APIServer struct {
 
 	env         *envtest.Environment
 	dir         string    // the files the kit writes, removed by stop
+	log         *os.File  // kube-apiserver's output, in dir
+	pid         int       // kube-apiserver's process
 	kubectl     string    // its path
 	controllers *exec.Cmd // kube-controller-manager, serviceaccount controller only
 	reaper      *reaper   // stops them if the test process ends first
@@ -147,6 +149,14 @@ func start(opts Options) (_ *APIServer, err error) {
 		s.AuditLog = filepath.Join(s.dir, "audit.log")
 		args.Set("audit-policy-file", policy).Set("audit-log-path", s.AuditLog)
 	}
+	// The server's output goes to a file, so that when it dies mid-package
+	// the tests can say how instead of "connection refused" (crashed).
+	if s.log, err = os.Create(filepath.Join(s.dir, "kube-apiserver.log")); err != nil {
+		return nil, err
+	}
+	if os.Getenv("KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT") == "" {
+		s.env.ControlPlane.GetAPIServer().Out, s.env.ControlPlane.GetAPIServer().Err = s.log, s.log
+	}
 	if _, err := s.env.Start(); err != nil {
 		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", os.Getenv("KUBEBUILDER_ASSETS"), err)
 	}
@@ -185,6 +195,7 @@ func (s *APIServer) startReaper() error {
 		}
 		pids = append(pids, found[0])
 	}
+	s.pid = pids[len(pids)-1] // kube-apiserver's, found last
 	// envtest's webhook serving certificates too (a directory Start makes
 	// even with no webhook to install, which only Stop removes).
 	dirs := []string{cp.Etcd.DataDir, cp.APIServer.CertDir, s.dir}
@@ -253,13 +264,80 @@ func (s *APIServer) writeKubeconfig(admin *envtest.AuthenticatedUser) error {
 	return nil
 }
 
+// crashed says how the API server ended when it has ended before stop
+// (crashReason); nil while it runs.
+func (s *APIServer) crashed() error {
+	if s.pid == 0 || running(s.pid) {
+		return nil
+	}
+	log, err := os.ReadFile(s.log.Name())
+	if err != nil {
+		return fmt.Errorf("kube-apiserver exited during the tests (its log: %w)", err)
+	}
+	return fmt.Errorf("kube-apiserver exited during the tests: %s", crashReason(string(log)))
+}
+
+// crashReason is why a Go program's log says it ended: the line of a Go
+// "fatal error:" or "panic:", and the functions of the goroutine it ended
+// in, innermost first, the runtime's left out; else the log's last lines.
+func crashReason(log string) string {
+	lines := strings.Split(strings.TrimRight(log, "\n"), "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "fatal error: ") && !strings.HasPrefix(l, "panic: ") {
+			continue
+		}
+		// Then "goroutine N [running]:" and its frames, each a function
+		// line and its file and line indented, up to a blank line.
+		var frames []string
+		for _, f := range lines[i+1:] {
+			if f == "" && len(frames) > 0 || len(frames) == 4 {
+				break
+			}
+			// The arguments' parenthesis is the last: a method's receiver
+			// has its own.
+			args := strings.LastIndexByte(f, '(')
+			if args > 0 && !strings.HasPrefix(f, "\t") && !strings.HasPrefix(f, "goroutine ") &&
+				!strings.HasPrefix(f, "runtime.") && !strings.HasPrefix(f, "internal/runtime") {
+				frames = append(frames, f[:args])
+			}
+		}
+		return l + " in " + strings.Join(frames, " < ")
+	}
+	return "the end of its log:\n" + strings.Join(lines[max(0, len(lines)-20):], "\n")
+}
+
+// running says whether process pid, a child of this one, has not exited.
+func running(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
+}
+
+// stop stops everything start started and removes its files, but for the
+// API server's log when the server crashed (the error says where it is).
 func (s *APIServer) stop() error {
+	crash := s.crashed()
 	s.reaper.stop()
 	if s.controllers != nil && s.controllers.Process != nil {
 		_ = s.controllers.Process.Kill()
 		_ = s.controllers.Wait() // killed: its exit status says nothing
 	}
-	return errors.Join(s.env.Stop(), os.RemoveAll(s.dir))
+	stopErr := s.env.Stop()
+	if s.log != nil {
+		_ = s.log.Close()
+	}
+	if crash != nil {
+		kept := filepath.Join(os.TempDir(), fmt.Sprintf("meshinit-kube-apiserver-%d.log", s.pid))
+		if err := os.Rename(s.log.Name(), kept); err != nil {
+			return errors.Join(crash, err, os.RemoveAll(s.dir))
+		}
+		// envtest's own error only says the server was not running.
+		return errors.Join(fmt.Errorf("%w; its log is kept at %s", crash, kept), os.RemoveAll(s.dir))
+	}
+	return errors.Join(stopErr, os.RemoveAll(s.dir))
 }
 
 // unthrottled is the base of every REST config the kit hands out: no
@@ -349,6 +427,9 @@ func (sh *Shared) Get(t testing.TB) *APIServer {
 	})
 	if sh.err != nil {
 		t.Fatal(sh.err)
+	}
+	if err := sh.server.crashed(); err != nil {
+		t.Fatal(err)
 	}
 	return sh.server
 }
