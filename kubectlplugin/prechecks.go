@@ -71,8 +71,21 @@ func preVersion(p PreInstall) []Finding {
 	if p.Injector == "policy" && !chartutil.IsCompatibleRange(policyMinVersion, v) {
 		return []Finding{problem(CodeKubernetesVersion, obj, "injector policy needs Kubernetes 1.36 or newer (MutatingAdmissionPolicy v1)", "install with --set injector=webhook, or upgrade the cluster")}
 	}
+	if !chartutil.IsCompatibleRange(policyCompileRaceFixed, v) {
+		return []Finding{warning(CodeKubernetesVersion, obj,
+			"kube-apiserver before 1.36 can crash (fatal error: concurrent map read and map write) when it compiles an admission policy with variables while it evaluates another (kubernetes/kubernetes#135757): "+
+				"meshinit's policies declare hundreds of variables, so installing or upgrading meshinit, or changing any admission policy, while pods are being created can take an API server down",
+			"upgrade the cluster to Kubernetes 1.36 or newer; until then, install and upgrade meshinit and change admission policies while few pods are created, with API servers that restart by themselves")}
+	}
 	return []Finding{ok(CodeKubernetesVersion, obj, "within the chart's kubeVersion "+p.ChartKubeVersion)}
 }
+
+// policyCompileRaceFixed: the API servers whose admission policies each
+// compile their variables apart. k8s.io/apiserver v0.32 to v0.35 share the
+// variables' type between every policy, unlocked (kubernetes/kubernetes#135757;
+// still in v0.33.13, v0.34.13 and v0.35.10, the newest we could read);
+// v0.36 rewrote that composition.
+const policyCompileRaceFixed = ">=1.36.0-0"
 
 func preAPIs(p PreInstall) []Finding {
 	var out []Finding
