@@ -109,7 +109,9 @@ func TestPresetsAreTheChartsOnlyCopy(t *testing.T) {
 			t.Errorf("mesh %s: webhook config placement %q mesh %q with %d annotations, want %q, %q, %d",
 				mesh, in.config.Placement, in.config.Mesh, len(in.config.MeshAnnotations), p.Placement, mesh, len(p.Annotations))
 		}
-		// The user's values win: a setting, the placement, the proxy containers.
+		// The user's values win: a setting, the placement, the proxy
+		// containers; a zero value too (no port left alone, GID 0), which
+		// Helm's merge would take for unset.
 		over, err := newInjector(map[string]any{"mesh": mesh, "inject": map[string]any{
 			"placement": "last", "redirect": map[string]any{"proxy-uid": 4242, "ignored-inbound-ports": "1"}}})
 		if err != nil {
@@ -118,6 +120,15 @@ func TestPresetsAreTheChartsOnlyCopy(t *testing.T) {
 		if over.config.Redirect["proxy-uid"] != "4242" || over.config.Redirect["ignored-inbound-ports"] != "1" ||
 			over.config.Redirect["inbound-proxy-port"] != p.Redirect["inbound-proxy-port"] || over.config.Placement != "last" {
 			t.Errorf("mesh %s with values: redirect %v placement %s", mesh, over.config.Redirect, over.config.Placement)
+		}
+		zero, err := newInjector(map[string]any{"mesh": mesh, "inject": map[string]any{
+			"redirect": map[string]any{"proxy-gid": 0, "ignored-inbound-ports": ""}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if zero.config.Redirect["proxy-gid"] != "0" || zero.config.Redirect["ignored-inbound-ports"] != "" {
+			t.Errorf("mesh %s with zero values: proxy-gid %q ignored-inbound-ports %q, want \"0\" and \"\"", mesh,
+				zero.config.Redirect["proxy-gid"], zero.config.Redirect["ignored-inbound-ports"])
 		}
 		vap := chartPolicy(t, map[string]any{"mesh": mesh})
 		trusted := variable(t, vap, "trustedEntries")

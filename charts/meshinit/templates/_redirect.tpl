@@ -108,7 +108,9 @@ each entry once, with ranges first-last of first below last, which the
 schema cannot say, so it is checked here.
 */ -}}
 {{- define "meshinit.redirect.settings" -}}
-{{- $set := merge (dict) .Values.inject.redirect ((include "meshinit.mesh.preset" . | fromJson).redirect | default dict) -}}
+{{- /* The preset's, then each key the values set, zero values too (which merge would take for unset: proxy-gid 0, ignored-inbound-ports ""). */ -}}
+{{- $set := (include "meshinit.mesh.preset" . | fromJson).redirect | default dict -}}
+{{- range $k, $v := .Values.inject.redirect }}{{ $_ := set $set $k $v }}{{ end -}}
 {{- $canonical := include "meshinit.redirect.canonicalLists" . | splitList "\n" -}}
 {{- $out := list -}}
 {{- range splitList "\n" (include "meshinit.redirect.defaults" .) -}}
