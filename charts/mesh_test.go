@@ -130,6 +130,12 @@ func TestPresetsAreTheChartsOnlyCopy(t *testing.T) {
 			t.Errorf("mesh %s with zero values: proxy-gid %q ignored-inbound-ports %q, want \"0\" and \"\"", mesh,
 				zero.config.Redirect["proxy-gid"], zero.config.Redirect["ignored-inbound-ports"])
 		}
+		// The RedirectPolicy holds pods to the same GID: where outbound
+		// ports are required, no container may run as GID 0 unset.
+		zeroVAP := chartPolicy(t, map[string]any{"mesh": mesh, "inject": map[string]any{"redirect": map[string]any{"proxy-gid": 0}}})
+		if got := variable(t, zeroVAP, "proxyGID"); got != "0" {
+			t.Errorf("mesh %s with proxy-gid 0: the policy's proxyGID is %s, want 0", mesh, got)
+		}
 		vap := chartPolicy(t, map[string]any{"mesh": mesh})
 		trusted := variable(t, vap, "trustedEntries")
 		for _, c := range p.ProxyContainers {
