@@ -180,9 +180,9 @@ var codes = []CodeDoc{
 		"When its pods are created again, they are refused (or warned about, under a [Warn] binding).",
 		"Correct the pod template as the message says.", []string{"audit"}},
 
-	{CodeKubernetesVersion, AreaPreInstall, "The Kubernetes version is supported", "The API server's version against the chart's kubeVersion (Chart.yaml), and 1.36 or newer for injector policy; a warning before 1.36, whose API servers can crash compiling an admission policy (kubernetes/kubernetes#135757).",
-		"The chart does not install there, or its CRD's validation rules are refused. Before 1.36: an API server can exit (fatal error: concurrent map read and map write) when meshinit's policies, or any admission policy with variables, are created or changed while pods are admitted.",
-		"Upgrade the cluster. Before 1.36: install and upgrade meshinit, and change admission policies, while few pods are created.", []string{"check --pre"}},
+	{CodeKubernetesVersion, AreaPreInstall, "The Kubernetes version is supported", "The API server's version against the chart's kubeVersion (Chart.yaml), and 1.36 or newer for injector policy; a warning on 1.32 and 1.33, whose API servers can crash compiling an admission policy (kubernetes/kubernetes#135757).",
+		"The chart does not install there, or its CRD's validation rules are refused. On 1.32 and 1.33: an API server can exit (fatal error: concurrent map read and map write) when meshinit's policies, or any admission policy with variables, are created or changed while pods are admitted.",
+		"Upgrade the cluster. On 1.32 and 1.33: install and upgrade meshinit, and change admission policies, while few pods are created.", []string{"check --pre"}},
 	{CodeAdmissionAPIs, AreaPreInstall, "The admission APIs meshinit needs are served", "Discovery for admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding and MutatingWebhookConfiguration, and apiextensions.k8s.io/v1 CustomResourceDefinition.",
 		"Without them meshinit's objects cannot be created: RedirectPolicies would not be enforced.",
 		"Use Kubernetes 1.32 or newer with these APIs enabled (kube-apiserver --runtime-config).", []string{"check --pre"}},

@@ -73,19 +73,22 @@ func preVersion(p PreInstall) []Finding {
 	}
 	if !chartutil.IsCompatibleRange(policyCompileRaceFixed, v) {
 		return []Finding{warning(CodeKubernetesVersion, obj,
-			"kube-apiserver before 1.36 can crash (fatal error: concurrent map read and map write) when it compiles an admission policy with variables while it evaluates another (kubernetes/kubernetes#135757): "+
+			"kube-apiserver 1.32 and 1.33 can crash (fatal error: concurrent map read and map write) when it compiles an admission policy with variables while it evaluates another (kubernetes/kubernetes#135757): "+
 				"meshinit's policies declare hundreds of variables, so installing or upgrading meshinit, or changing any admission policy, while pods are being created can take an API server down",
-			"upgrade the cluster to Kubernetes 1.36 or newer; until then, install and upgrade meshinit and change admission policies while few pods are created, with API servers that restart by themselves")}
+			"upgrade the cluster to Kubernetes 1.34 or newer; until then, install and upgrade meshinit and change admission policies while few pods are created, with API servers that restart by themselves")}
 	}
 	return []Finding{ok(CodeKubernetesVersion, obj, "within the chart's kubeVersion "+p.ChartKubeVersion)}
 }
 
-// policyCompileRaceFixed: the API servers whose admission policies each
-// compile their variables apart. k8s.io/apiserver v0.32 to v0.35 share the
-// variables' type between every policy, unlocked (kubernetes/kubernetes#135757;
-// still in v0.33.13, v0.34.13 and v0.35.10, the newest we could read);
-// v0.36 rewrote that composition.
-const policyCompileRaceFixed = ">=1.36.0-0"
+// policyCompileRaceFixed: the API servers that evaluate admission policies
+// without reading what another policy's compilation writes. k8s.io/apiserver
+// v0.32 to v0.35 share the variables' type between every policy, unlocked
+// (kubernetes/kubernetes#135757; still in v0.33.13, v0.34.13 and v0.35.10,
+// the newest we could read), but from v0.34 (cel-go v0.26) a program is
+// planned once, when its policy compiles, and policies compile one at a
+// time, so only v0.32 and v0.33, which plan again at each evaluation, read
+// it while another policy compiles; v0.36 gives each policy its own.
+const policyCompileRaceFixed = ">=1.34.0-0"
 
 func preAPIs(p PreInstall) []Finding {
 	var out []Finding

@@ -58,8 +58,9 @@ func TestPreChecks(t *testing.T) {
 		{"healthy", func(*PreInstall) {}, "", "", ""},
 		{"Kubernetes 1.31", func(p *PreInstall) { p.Server.GitVersion = "v1.31.4" }, CodeKubernetesVersion, StatusProblem, "the chart needs >=1.32.0-0"},
 		{"policy on 1.35", func(p *PreInstall) { p.Injector, p.Server.GitVersion = "policy", "v1.35.1" }, CodeKubernetesVersion, StatusProblem, "injector policy needs Kubernetes 1.36"},
-		{"Kubernetes 1.35", func(p *PreInstall) { p.Server.GitVersion = "v1.35.10" }, CodeKubernetesVersion, StatusWarning, "kubernetes/kubernetes#135757"},
+		{"Kubernetes 1.33", func(p *PreInstall) { p.Server.GitVersion = "v1.33.13" }, CodeKubernetesVersion, StatusWarning, "kubernetes/kubernetes#135757"},
 		{"Kubernetes 1.32", func(p *PreInstall) { p.Server.GitVersion = "v1.32.13" }, CodeKubernetesVersion, StatusWarning, "can crash"},
+		{"Kubernetes 1.34", func(p *PreInstall) { p.Server.GitVersion = "v1.34.4" }, "", "", ""},
 		{"no ValidatingAdmissionPolicy", func(p *PreInstall) { delete(p.Served, "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy") },
 			CodeAdmissionAPIs, StatusProblem, "not served: admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy"},
 		{"policy without MutatingAdmissionPolicy", func(p *PreInstall) {
