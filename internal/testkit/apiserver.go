@@ -154,7 +154,7 @@ func start(opts Options) (_ *APIServer, err error) {
 	if s.log, err = os.Create(filepath.Join(s.dir, "kube-apiserver.log")); err != nil {
 		return nil, err
 	}
-	if os.Getenv("KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT") == "" {
+	if os.Getenv("KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT") != "true" { // envtest's own switch
 		s.env.ControlPlane.GetAPIServer().Out, s.env.ControlPlane.GetAPIServer().Err = s.log, s.log
 	}
 	if _, err := s.env.Start(); err != nil {
@@ -296,24 +296,29 @@ func crashReason(log string) string {
 			// The arguments' parenthesis is the last: a method's receiver
 			// has its own.
 			args := strings.LastIndexByte(f, '(')
-			if args > 0 && !strings.HasPrefix(f, "\t") && !strings.HasPrefix(f, "goroutine ") &&
+			if args > 0 && !strings.HasPrefix(f, "\t") && !strings.HasPrefix(f, "goroutine ") && !strings.HasPrefix(f, "panic(") &&
 				!strings.HasPrefix(f, "runtime.") && !strings.HasPrefix(f, "internal/runtime") {
 				frames = append(frames, f[:args])
 			}
 		}
 		return l + " in " + strings.Join(frames, " < ")
 	}
+	if strings.TrimSpace(log) == "" {
+		return "its log is empty"
+	}
 	return "the end of its log:\n" + strings.Join(lines[max(0, len(lines)-20):], "\n")
 }
 
-// running says whether process pid, a child of this one, has not exited.
+// running says whether process pid, a child of this one, has not exited
+// (a pid reused by another process is not this child).
 func running(pid int) bool {
 	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
 		return false
 	}
+	// pid (comm) state ppid ...: comm may hold spaces and parentheses.
 	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
+	return len(fields) > 1 && fields[0] != "Z" && fields[0] != "X" && fields[1] == strconv.Itoa(os.Getpid())
 }
 
 // stop stops everything start started and removes its files, but for the
@@ -332,10 +337,9 @@ func (s *APIServer) stop() error {
 	if crash != nil {
 		kept := filepath.Join(os.TempDir(), fmt.Sprintf("meshinit-kube-apiserver-%d.log", s.pid))
 		if err := os.Rename(s.log.Name(), kept); err != nil {
-			return errors.Join(crash, err, os.RemoveAll(s.dir))
+			return errors.Join(crash, err, stopErr, os.RemoveAll(s.dir))
 		}
-		// envtest's own error only says the server was not running.
-		return errors.Join(fmt.Errorf("%w; its log is kept at %s", crash, kept), os.RemoveAll(s.dir))
+		return errors.Join(fmt.Errorf("%w; its log is kept at %s", crash, kept), stopErr, os.RemoveAll(s.dir))
 	}
 	return errors.Join(stopErr, os.RemoveAll(s.dir))
 }
@@ -425,11 +429,13 @@ func (sh *Shared) Get(t testing.TB) *APIServer {
 		}
 		sh.err = nil
 	})
+	if sh.server != nil { // a crash first: it may be why the setup failed
+		if err := sh.server.crashed(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if sh.err != nil {
 		t.Fatal(sh.err)
-	}
-	if err := sh.server.crashed(); err != nil {
-		t.Fatal(err)
 	}
 	return sh.server
 }
