@@ -181,8 +181,8 @@ var codes = []CodeDoc{
 		"Correct the pod template as the message says.", []string{"audit"}},
 
 	{CodeKubernetesVersion, AreaPreInstall, "The Kubernetes version is supported", "The API server's version against the chart's kubeVersion (Chart.yaml), and 1.36 or newer for injector policy; a warning on 1.32 and 1.33, whose API servers can crash compiling an admission policy (kubernetes/kubernetes#135757).",
-		"The chart does not install there, or its CRD's validation rules are refused. On 1.32 and 1.33: an API server can exit (fatal error: concurrent map read and map write) when meshinit's policies, or any admission policy with variables, are created or changed while pods are admitted.",
-		"Upgrade the cluster. On 1.32 and 1.33: install and upgrade meshinit, and change admission policies, while few pods are created.", []string{"check --pre"}},
+		"The chart does not install there, or its CRD's validation rules are refused. On 1.32 and 1.33: an API server can exit (fatal error: concurrent map read and map write) when meshinit's policies, or any ValidatingAdmissionPolicy with variables, are created or changed while pods are admitted.",
+		"Upgrade the cluster. On 1.32 and 1.33: install and upgrade meshinit, and change ValidatingAdmissionPolicies, while few pods are created.", []string{"check --pre"}},
 	{CodeAdmissionAPIs, AreaPreInstall, "The admission APIs meshinit needs are served", "Discovery for admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding and MutatingWebhookConfiguration, and apiextensions.k8s.io/v1 CustomResourceDefinition.",
 		"Without them meshinit's objects cannot be created: RedirectPolicies would not be enforced.",
 		"Use Kubernetes 1.32 or newer with these APIs enabled (kube-apiserver --runtime-config).", []string{"check --pre"}},

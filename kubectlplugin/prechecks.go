@@ -73,9 +73,9 @@ func preVersion(p PreInstall) []Finding {
 	}
 	if !chartutil.IsCompatibleRange(policyCompileRaceFixed, v) {
 		return []Finding{warning(CodeKubernetesVersion, obj,
-			"kube-apiserver 1.32 and 1.33 can crash (fatal error: concurrent map read and map write) when it compiles an admission policy with variables while it evaluates another (kubernetes/kubernetes#135757): "+
-				"meshinit's policies declare hundreds of variables, so installing or upgrading meshinit, or changing any admission policy, while pods are being created can take an API server down",
-			"upgrade the cluster to Kubernetes 1.34 or newer; until then, install and upgrade meshinit and change admission policies while few pods are created, with API servers that restart by themselves")}
+			"kube-apiserver 1.32 and 1.33 can crash (fatal error: concurrent map read and map write) when it compiles a ValidatingAdmissionPolicy with variables while it evaluates another (kubernetes/kubernetes#135757): "+
+				"meshinit's policies declare hundreds of variables, so installing or upgrading meshinit, or changing any ValidatingAdmissionPolicy, while pods are being created can take an API server down",
+			"upgrade the cluster to Kubernetes 1.34 or newer; until then, install and upgrade meshinit and change ValidatingAdmissionPolicies while few pods are created, with API servers that restart by themselves")}
 	}
 	return []Finding{ok(CodeKubernetesVersion, obj, "within the chart's kubeVersion "+p.ChartKubeVersion)}
 }
