@@ -181,6 +181,9 @@ func TestHelmTestPod(t *testing.T) {
 			"inject": map[string]any{"redirect": map[string]any{"outbound-proxy-port": 16001, "proxy-uid": "2000"}},
 			"tests":  map[string]any{"dialAddress": "198.51.100.1:443"},
 		}, 16001, 2000, 2000, ":16001", "198.51.100.1:443"},
+		{"GID 0 set", map[string]any{
+			"inject": map[string]any{"redirect": map[string]any{"proxy-uid": "2000", "proxy-gid": 0}},
+		}, 15001, 2000, 0, ":15001", "192.0.2.1:80"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := charts.MustObjects(t, charts.Options{Values: tc.values}, true)
