@@ -312,13 +312,8 @@ func crashReason(log string) string {
 // running says whether process pid, a child of this one, has not exited
 // (a pid reused by another process is not this child).
 func running(pid int) bool {
-	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	return len(fields) > 1 && fields[0] != "Z" && fields[0] != "X" && fields[1] == strconv.Itoa(os.Getpid())
+	state, ppid, ok := procStat(pid)
+	return ok && state != "Z" && state != "X" && ppid == os.Getpid()
 }
 
 // stop stops everything start started and removes its files, but for the

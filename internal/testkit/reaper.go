@@ -73,6 +73,22 @@ func (r *reaper) stop() {
 	_ = r.cmd.Wait() // killed: its exit status says nothing
 }
 
+// procStat reads process pid's state (R, S, Z, ...) and parent from
+// /proc; ok is false when it is gone.
+func procStat(pid int) (state string, ppid int, ok bool) {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return "", 0, false
+	}
+	// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(fields) < 2 {
+		return "", 0, false
+	}
+	ppid, err = strconv.Atoi(fields[1])
+	return fields[0], ppid, err == nil
+}
+
 // childrenWith returns the process IDs of this process's children whose
 // command line has an argument arg, read from /proc.
 func childrenWith(arg string) ([]int, error) {
@@ -87,14 +103,8 @@ func childrenWith(arg string) ([]int, error) {
 		if err != nil {
 			continue
 		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue // gone meanwhile
-		}
-		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(self) {
-			continue
+		if _, ppid, ok := procStat(pid); !ok || ppid != self {
+			continue // gone meanwhile, or not a child
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		if err != nil {
