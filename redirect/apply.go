@@ -68,7 +68,8 @@ func (o *Options) setDefaults() {
 // tables are replaced by one iptables-restore and then read back, the two
 // families side by side; if anything fails, or ctx ends, meshinit's rules
 // are removed from both families with a context of their own
-// (RollbackTimeout), so the pod never runs with half a ruleset. Applying the same plan again is a no-op.
+// (RollbackTimeout), so the pod never runs with half a ruleset. Applying
+// the same plan again is a no-op.
 //
 // IPv4 is always programmed. IPv6 is programmed whenever the kernel has
 // IPv6 (see decideIPv6), whether or not the pod has an IPv6 address yet: the
